@@ -1,0 +1,25 @@
+package embedding
+
+// family is one compiled feature family: its random draws are made once, at compile time,
+// and shared read-only by every sketch.
+type family interface {
+	// columns lists the output vectors this family produces, in output order.
+	columns() []Column
+	// newSketch returns an empty per-window accumulator.
+	newSketch() familySketch
+}
+
+// familySketch is one family's fixed-size, mergeable per-window state.
+type familySketch interface {
+	// add accumulates n = len(u)/d normalised points u ∈ [0,1]^d (row-major).
+	add(u []float64, d int)
+	// merge adds other's state (same family, same compiled spec) into this sketch.
+	merge(other familySketch)
+	// finalize writes the family's output vectors for a window of n points; out has one
+	// preallocated slice per column.
+	finalize(n int64, out [][]float32)
+	// reset empties the sketch for reuse.
+	reset()
+	// sizeBytes is the sketch's memory footprint.
+	sizeBytes() int
+}
