@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/testbroker"
+	"github.com/distfeat/distfeat/schema"
+)
+
+// runBench measures end-to-end throughput through the embedded broker: the worker pipeline
+// (decode, window, finalise, encode, produce with acks=all, commit) against the same
+// machine's raw kafka-go consume→produce rate for the same records (the ceiling).
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	sets := fs.Int("sets", 400, "sets to push")
+	points := fs.Int("points", 2500, "points per set")
+	chunk := fs.Int("chunk", 500, "points per input record")
+	format := fs.String("format", "arrow", "input record format: json or arrow")
+	workers := fs.Int("workers", 1, "workers in the group (in process)")
+	partitions := fs.Int("partitions", 8, "partitions per topic")
+	specPath := fs.String("spec", envOr("SPEC", ""), "feature spec (default: the built-in default)")
+	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	spec, err := embedding.LoadSpec(*specPath)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	prog := newProgress(stderr, "bench")
+	defer prog.done()
+
+	const rawOut = "bench.raw"
+	b, err := testbroker.Start(ctx, testbroker.Options{Partitions: *partitions,
+		Topics: []string{testbroker.TopicPoints, testbroker.TopicFeatures, testbroker.TopicDLQ, rawOut}})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	brokers := b.Addrs()
+
+	prog.update("producing %d sets × %d points", *sets, *points)
+	batches := syntheticBatches(7, *sets, *points, spec.Dim, time.Now().UnixMilli())
+	po := produceOptions{brokers: brokers, topic: testbroker.TopicPoints, format: *format, dim: spec.Dim, chunk: *chunk}
+	records, total, err := publish(ctx, po, batches, prog)
+	if err != nil {
+		return err
+	}
+
+	prog.update("ceiling: raw consume→produce of %d records", records)
+	rawElapsed, err := rawCopy(ctx, brokers, testbroker.TopicPoints, rawOut, records)
+	if err != nil {
+		return fmt.Errorf("ceiling run: %w", err)
+	}
+
+	prog.update("pipeline: %d workers", *workers)
+	pipeElapsed, windows, err := benchPipeline(ctx, brokers, *specPath, *workers, *sets, prog)
+	if err != nil {
+		return fmt.Errorf("pipeline run: %w", err)
+	}
+	prog.done()
+	rawRate := float64(total) / rawElapsed.Seconds()
+	pipeRate := float64(total) / pipeElapsed.Seconds()
+	fmt.Fprintf(stdout, "distfeat bench: %d sets, %d points, %d records (%s, chunk %d), spec %s, %d partitions, %d worker(s)\n",
+		*sets, total, records, *format, *chunk, spec.ID(), *partitions, *workers)
+	fmt.Fprintf(stdout, "  ceiling (kafka-go consume→produce, no embedding): %10.0f points/s  %8.0f records/s  %s\n",
+		rawRate, float64(records)/rawElapsed.Seconds(), rawElapsed.Round(time.Millisecond))
+	fmt.Fprintf(stdout, "  distfeat pipeline (join → last window):          %10.0f points/s  %8.1f windows/s %s\n",
+		pipeRate, float64(windows)/pipeElapsed.Seconds(), pipeElapsed.Round(time.Millisecond))
+	fmt.Fprintf(stdout, "  pipeline / ceiling: %.0f%%\n", 100*pipeRate/rawRate)
+	return nil
+}
+
+// rawCopy reads every record of src (all partitions) and writes it to dst with acks=all,
+// returning the time until the last write is acknowledged.
+func rawCopy(ctx context.Context, brokers []string, src, dst string, records int) (time.Duration, error) {
+	parts, err := partitionsOf(ctx, brokers, src)
+	if err != nil {
+		return 0, err
+	}
+	w := &kafka.Writer{Addr: kafka.TCP(brokers...), Topic: dst, Balancer: &kafka.Murmur2Balancer{Consistent: true},
+		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: 256, BatchBytes: 64 << 20}
+	defer w.Close()
+	var copied atomic.Int64
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, len(parts))
+	for _, p := range parts {
+		wg.Add(1)
+		go func(p int) {
+			defer wg.Done()
+			r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: src, Partition: p, MinBytes: 1, MaxBytes: 16 << 20, MaxWait: 50 * time.Millisecond})
+			defer r.Close()
+			if err := r.SetOffset(kafka.FirstOffset); err != nil {
+				errs <- err
+				return
+			}
+			var batch []kafka.Message
+			for {
+				m, err := r.ReadMessage(ctx)
+				if err != nil {
+					errs <- err
+					return
+				}
+				batch = append(batch, kafka.Message{Key: m.Key, Value: m.Value, Headers: m.Headers})
+				if len(batch) >= 64 || m.Offset+1 >= m.HighWaterMark {
+					if err := w.WriteMessages(ctx, batch...); err != nil {
+						errs <- err
+						return
+					}
+					batch = batch[:0]
+				}
+				if m.Offset+1 >= m.HighWaterMark {
+					copied.Add(m.Offset + 1)
+					return
+				}
+			}
+		}(p)
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	close(errs)
+	for err := range errs {
+		return 0, err
+	}
+	if int(copied.Load()) != records {
+		return 0, fmt.Errorf("copied %d records, expected %d", copied.Load(), records)
+	}
+	return elapsed, nil
+}
+
+// benchPipeline runs workers until every set's window has been received; the clock starts
+// when the first worker is ready (has joined the group).
+func benchPipeline(ctx context.Context, brokers []string, specPath string, workers, sets int, prog *progress) (time.Duration, int, error) {
+	wctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() { stop(); wg.Wait() }()
+	addrs := make(chan string, workers)
+	log := newLogger(io.Discard, "error", "text")
+	for i := 0; i < workers; i++ {
+		cfg := demoWorkerConfig(brokers)
+		cfg.Group = "distfeat-bench"
+		cfg.Spec = specPath
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = serveWorker(wctx, cfg, log, func(a string) { addrs <- a })
+		}()
+	}
+	var start time.Time
+	select {
+	case a := <-addrs:
+		if err := waitReady(ctx, a); err != nil {
+			return 0, 0, err
+		}
+		start = time.Now()
+	case <-ctx.Done():
+		return 0, 0, ctx.Err()
+	}
+	seen := map[string]bool{}
+	err := consumeFeatures(ctx, brokers, testbroker.TopicFeatures, true, 0, func(m kafka.Message, _ []schema.FeatureRecord, _ []string) bool {
+		seen[string(m.Key)] = true
+		prog.update("%d/%d windows", len(seen), sets)
+		return len(seen) < sets
+	}, func(kafka.Message, error) {})
+	elapsed := time.Since(start)
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(seen) < sets {
+		return 0, 0, fmt.Errorf("only %d of %d windows arrived: %w", len(seen), sets, ctx.Err())
+	}
+	return elapsed, len(seen), nil
+}
+
+// waitReady polls a worker's /readyz.
+func waitReady(ctx context.Context, metricsAddr string) error {
+	url := "http://" + metricsAddr + "/readyz"
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return errors.New("worker never became ready")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}

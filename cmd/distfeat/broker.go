@@ -1,0 +1,39 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/distfeat/distfeat/internal/testbroker"
+)
+
+func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("broker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:9092", "listen address (loopback)")
+	partitions := fs.Int("partitions", 8, "partitions per topic")
+	topics := fs.String("topics", "points,features,points.dlq", "topics to create (comma-separated)")
+	dataDir := fs.String("data-dir", "", "persist the broker's log here and reload it on restart (empty: in memory)")
+	logLevel := fs.String("log-level", "warn", "broker log level")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	log := newLogger(stderr, *logLevel, "text")
+	b, err := testbroker.Start(ctx, testbroker.Options{
+		Addr: *addr, Partitions: *partitions, Topics: strings.Split(*topics, ","),
+		DataDir: *dataDir, Logger: log,
+	})
+	if err != nil {
+		return fmt.Errorf("--addr %s: %w", *addr, err)
+	}
+	defer b.Close()
+	fmt.Fprintf(stdout, "distfeat broker: Kafka protocol on %s (topics %s, %d partitions); Ctrl-C to stop\n",
+		strings.Join(b.Addrs(), ","), *topics, *partitions)
+	log.Info("broker ready", slog.Any("addrs", b.Addrs()))
+	<-ctx.Done()
+	return nil
+}

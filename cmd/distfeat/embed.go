@@ -1,0 +1,254 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+
+	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/schema"
+)
+
+// maxLineBytes bounds one JSON line (one whole set) for embed.
+const maxLineBytes = 256 << 20
+
+func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("embed", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	specPath := fs.String("spec", envOr("SPEC", ""), "feature spec JSON file (DISTFEAT_SPEC); empty: the built-in default")
+	in := fs.String("in", "-", "input JSON lines, one set per line (- for stdin)")
+	out := fs.String("out", "-", "output file (- for stdout)")
+	format := fs.String("format", "jsonl", "output format: jsonl or arrow (one Arrow IPC stream)")
+	skip := fs.Bool("skip-invalid", false, "report invalid lines on stderr and continue")
+	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "parallel finalisation workers (output order is input order)")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	if *format != "jsonl" && *format != "arrow" {
+		return fmt.Errorf("--format %q: want jsonl or arrow", *format)
+	}
+	spec, err := embedding.LoadSpec(*specPath)
+	if err != nil {
+		return err
+	}
+	emb, err := embedding.New(spec)
+	if err != nil {
+		return err
+	}
+	r, closeIn, err := openInput(*in)
+	if err != nil {
+		return err
+	}
+	defer closeIn()
+	w, closeOut, err := openOutput(*out, stdout)
+	if err != nil {
+		return err
+	}
+	sink, err := newFeatureSink(w, *format, spec, emb)
+	if err != nil {
+		return err
+	}
+	prog := newProgress(stderr, "embed")
+	n, bad, err := embedLines(ctx, emb, r, sink, *workers, func(line int, err error) error {
+		if !*skip {
+			return fmt.Errorf("line %d: %w", line, err)
+		}
+		fmt.Fprintf(stderr, "line %d: skipped: %v\n", line, err)
+		return nil
+	}, func(sets int) { prog.update("%d sets", sets) })
+	prog.done()
+	if cerr := sink.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := closeOut(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if bad > 0 {
+		fmt.Fprintf(stderr, "embed: %d sets, %d invalid lines skipped\n", n, bad)
+	}
+	return nil
+}
+
+// featureSink writes feature records in the chosen format.
+type featureSink interface {
+	Write(r schema.FeatureRecord) error
+	Close() error
+}
+
+func newFeatureSink(w io.Writer, format string, spec *embedding.Spec, emb *embedding.Embedder) (featureSink, error) {
+	out := schema.NewOutput(spec, emb.Columns())
+	if format == "arrow" {
+		return out.NewStreamWriter(w), nil
+	}
+	return &jsonlSink{w: bufio.NewWriter(w), out: out}, nil
+}
+
+type jsonlSink struct {
+	w   *bufio.Writer
+	out *schema.Output
+}
+
+func (s *jsonlSink) Write(r schema.FeatureRecord) error {
+	b, err := json.Marshal(s.out.Line(r))
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	_, err = s.w.Write(b)
+	return err
+}
+
+func (s *jsonlSink) Close() error { return s.w.Flush() }
+
+// embedJob is one input line in flight.
+type embedJob struct {
+	line   int
+	data   []byte
+	rec    schema.FeatureRecord
+	err    error
+	doneCh chan struct{}
+}
+
+// embedLines computes one feature record per input line with a pool of workers, writing
+// results in input order. onInvalid decides whether a bad line stops the run.
+func embedLines(ctx context.Context, emb *embedding.Embedder, r io.Reader, sink featureSink, workers int,
+	onInvalid func(line int, err error) error, onProgress func(sets int)) (sets, bad int, err error) {
+	if workers < 1 {
+		workers = 1
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan *embedJob, workers*2)
+	ordered := make(chan *embedJob, workers*4)
+	var wg sync.WaitGroup
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				j.rec, j.err = embedOne(emb, j.data)
+				close(j.doneCh)
+			}
+		}()
+	}
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(ordered)
+		defer close(jobs)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 0, 1<<20), maxLineBytes)
+		line := 0
+		for sc.Scan() {
+			line++
+			if len(sc.Bytes()) == 0 {
+				continue
+			}
+			j := &embedJob{line: line, data: append([]byte(nil), sc.Bytes()...), doneCh: make(chan struct{})}
+			select {
+			case jobs <- j:
+			case <-ctx.Done():
+				readErr <- ctx.Err()
+				return
+			}
+			select {
+			case ordered <- j:
+			case <-ctx.Done():
+				readErr <- ctx.Err()
+				return
+			}
+		}
+		if err := sc.Err(); err != nil {
+			readErr <- fmt.Errorf("reading input after line %d: %w", line, err)
+		}
+	}()
+	defer wg.Wait()
+	for j := range ordered {
+		<-j.doneCh
+		if err == nil {
+			if j.err != nil {
+				bad++
+				err = onInvalid(j.line, j.err)
+			} else if werr := sink.Write(j.rec); werr != nil {
+				err = werr
+			} else {
+				sets++
+				onProgress(sets)
+			}
+			if err != nil {
+				cancel() // stop reading; drain what is in flight
+			}
+		}
+	}
+	select {
+	case rerr := <-readErr:
+		if err == nil && !errors.Is(rerr, context.Canceled) {
+			err = rerr
+		}
+	default:
+	}
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err() // interrupted: the output is incomplete
+	}
+	return sets, bad, err
+}
+
+// embedOne turns one JSON line (one whole set) into its feature record with the worker's
+// code path: decode, normalise, sketch, finalise.
+func embedOne(emb *embedding.Embedder, line []byte) (schema.FeatureRecord, error) {
+	batches, err := schema.DecodeRecord(nil, line, schema.ContentTypeJSON, 0, schema.DecodeOptions{Dim: emb.Dim(), MaxPoints: maxLineBytes})
+	if err != nil {
+		return schema.FeatureRecord{}, err
+	}
+	b := batches[0]
+	u := make([]float64, len(b.Points))
+	if _, err := emb.Normalize(u, b.Points); err != nil {
+		return schema.FeatureRecord{}, err
+	}
+	sk := emb.NewSketch()
+	sk.Add(u)
+	return schema.FeatureRecord{
+		Set: b.Set, WindowStart: b.EventTime, WindowEnd: b.EventTime, Seq: 0, N: sk.Count(),
+		SpecID: emb.Spec().ID(), Vectors: sk.Finalize(nil),
+	}, nil
+}
+
+func openInput(path string) (io.Reader, func() error, error) {
+	if path == "-" || path == "" {
+		return os.Stdin, func() error { return nil }, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return bufio.NewReaderSize(f, 1<<20), f.Close, nil
+}
+
+func openOutput(path string, stdout io.Writer) (io.Writer, func() error, error) {
+	if path == "-" || path == "" {
+		return stdout, func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, f.Close, nil
+}
+
+// envOr returns DISTFEAT_<name> or def.
+func envOr(name, def string) string {
+	if v, ok := os.LookupEnv(envPrefix + name); ok {
+		return v
+	}
+	return def
+}

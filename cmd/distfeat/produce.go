@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/synth"
+	"github.com/distfeat/distfeat/producer"
+	"github.com/distfeat/distfeat/schema"
+)
+
+// produceOptions are the produce command's settings (also used by demo and bench).
+type produceOptions struct {
+	brokers   []string
+	topic     string
+	format    string
+	synthetic string
+	sets      int
+	points    int
+	dim       int
+	seed      uint64
+	chunk     int
+	in        string
+}
+
+func runProduce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("produce", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	brokers := fs.String("brokers", envOr("BROKERS", "127.0.0.1:9092"), "comma-separated brokers (DISTFEAT_BROKERS)")
+	var o produceOptions
+	fs.StringVar(&o.topic, "topic", envOr("INPUT_TOPIC", "points"), "input topic (DISTFEAT_INPUT_TOPIC)")
+	fs.StringVar(&o.format, "format", "json", "record format: json or arrow")
+	fs.StringVar(&o.synthetic, "synthetic", "", "generate sets: gmm (truncated Gaussian mixtures on [0,1]^dim)")
+	fs.IntVar(&o.sets, "sets", 10, "synthetic: number of sets")
+	fs.IntVar(&o.points, "points", 2500, "synthetic: points per set")
+	fs.IntVar(&o.dim, "dim", 2, "synthetic: point dimension (must match the worker's spec)")
+	fs.Uint64Var(&o.seed, "seed", 1, "synthetic: seed")
+	fs.IntVar(&o.chunk, "chunk", 500, "points per record; a set spans several records, the last has end=true")
+	fs.StringVar(&o.in, "in", "", "JSON-lines file of input records (one set per line), - for stdin")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	o.brokers = strings.Split(*brokers, ",")
+	if (o.synthetic == "") == (o.in == "") {
+		return fmt.Errorf("give exactly one of --synthetic gmm or --in FILE")
+	}
+	if o.synthetic != "" && o.synthetic != "gmm" {
+		return fmt.Errorf("--synthetic %q: only gmm is available", o.synthetic)
+	}
+	if o.format != "json" && o.format != "arrow" {
+		return fmt.Errorf("--format %q: want json or arrow", o.format)
+	}
+	var batches []schema.Batch
+	if o.in != "" {
+		var err error
+		if batches, err = readInputLines(o.in, o.dim); err != nil {
+			return err
+		}
+	} else {
+		batches = syntheticBatches(o.seed, o.sets, o.points, o.dim, time.Now().UnixMilli())
+	}
+	start := time.Now()
+	records, points, err := publish(ctx, o, batches, newProgress(stderr, "produce"))
+	if err != nil {
+		return err
+	}
+	el := time.Since(start)
+	fmt.Fprintf(stdout, "produced %d sets, %d records, %d points to %s in %s (%.0f points/s)\n",
+		len(batches), records, points, o.topic, el.Round(time.Millisecond), float64(points)/el.Seconds())
+	return nil
+}
+
+// syntheticBatches draws sets from seeded random truncated Gaussian mixtures; each set is one
+// batch with End=true and event time t0 + its index.
+func syntheticBatches(seed uint64, sets, points, dim int, t0 int64) []schema.Batch {
+	out := make([]schema.Batch, 0, sets)
+	for i, s := range synth.Sets(seed, sets, points, dim) {
+		out = append(out, schema.Batch{Set: s.ID, Points: s.Points, N: len(s.Points) / dim, EventTime: t0 + int64(i), End: true})
+	}
+	return out
+}
+
+// publish writes every batch, split into records of at most o.chunk points.
+func publish(ctx context.Context, o produceOptions, batches []schema.Batch, prog *progress) (records, points int, err error) {
+	w := producer.NewPointWriter(producer.WriterConfig{Brokers: o.brokers, Topic: o.topic, Format: o.format, Dim: o.dim})
+	defer func() {
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	const perCall = 64
+	var pending []schema.Batch
+	flush := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		if err := w.Write(ctx, pending...); err != nil {
+			return err
+		}
+		pending = pending[:0]
+		return nil
+	}
+	for i, b := range batches {
+		for _, part := range producer.Split(b, o.chunk) {
+			pending = append(pending, part)
+			records++
+			points += part.N
+			if len(pending) >= perCall {
+				if err := flush(); err != nil {
+					return records, points, err
+				}
+			}
+		}
+		prog.update("%d/%d sets, %d points", i+1, len(batches), points)
+	}
+	err = flush()
+	prog.done()
+	return records, points, err
+}
+
+// readInputLines reads JSON-lines input records (one set per line).
+func readInputLines(path string, dim int) ([]schema.Batch, error) {
+	r, closeIn, err := openInput(path)
+	if err != nil {
+		return nil, err
+	}
+	defer closeIn()
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<20), maxLineBytes)
+	var out []schema.Batch
+	now := time.Now().UnixMilli()
+	for line := 1; sc.Scan(); line++ {
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		bs, err := schema.DecodeRecord(nil, sc.Bytes(), schema.ContentTypeJSON, now, schema.DecodeOptions{Dim: dim, MaxPoints: maxLineBytes})
+		if err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", path, line, err)
+		}
+		out = append(out, bs...)
+	}
+	return out, sc.Err()
+}
+
+// specDim returns the dimension of the spec at path (the default spec when empty).
+func specDim(path string) (int, error) {
+	s, err := embedding.LoadSpec(path)
+	if err != nil {
+		return 0, err
+	}
+	return s.Dim, nil
+}

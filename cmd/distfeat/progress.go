@@ -1,0 +1,59 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// progress prints a single self-updating status line to a terminal and nothing when the
+// output is a pipe or a file, so long commands are informative interactively and quiet in
+// scripts.
+type progress struct {
+	w       io.Writer
+	enabled bool
+	label   string
+	start   time.Time
+
+	mu   sync.Mutex
+	last time.Time
+}
+
+// newProgress returns a reporter for w; it is silent unless w is a character device.
+func newProgress(w io.Writer, label string) *progress {
+	return &progress{w: w, enabled: isTerminal(w), label: label, start: time.Now()}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// update redraws the line at most ten times a second.
+func (p *progress) update(format string, args ...any) {
+	if !p.enabled {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	if now.Sub(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = now
+	fmt.Fprintf(p.w, "\r\033[K%s: %s (%.1fs)", p.label, fmt.Sprintf(format, args...), now.Sub(p.start).Seconds())
+}
+
+// done clears the line.
+func (p *progress) done() {
+	if !p.enabled {
+		return
+	}
+	fmt.Fprint(p.w, "\r\033[K")
+}

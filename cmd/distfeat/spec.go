@@ -1,0 +1,41 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/schema"
+)
+
+func runSpec(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("spec", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	specPath := fs.String("spec", envOr("SPEC", ""), "feature spec JSON file (DISTFEAT_SPEC); empty: the built-in default")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	spec, err := embedding.LoadSpec(*specPath)
+	if err != nil {
+		return err
+	}
+	emb, err := embedding.New(spec)
+	if err != nil {
+		return err
+	}
+	var pretty any
+	if err := json.Unmarshal(spec.CanonicalJSON(), &pretty); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(pretty, "", "  ")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "spec_id: %s\n\nresolved spec:\n%s\n\noutput schema:\n%s\n", spec.ID(), b,
+		schema.NewOutput(spec, emb.Columns()).Schema())
+	fmt.Fprintf(stdout, "\nsketch memory per open window: %d bytes\n", emb.NewSketch().SizeBytes())
+	return nil
+}

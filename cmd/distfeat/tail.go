@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/distfeat/distfeat/schema"
+)
+
+func runTail(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("tail", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	brokers := fs.String("brokers", envOr("BROKERS", "127.0.0.1:9092"), "comma-separated brokers (DISTFEAT_BROKERS)")
+	topic := fs.String("topic", envOr("OUTPUT_TOPIC", "features"), "feature topic (DISTFEAT_OUTPUT_TOPIC)")
+	fromBeginning := fs.Bool("from-beginning", false, "start at the oldest record instead of new ones")
+	max := fs.Int("max", 0, "stop after N records (0: run until interrupted)")
+	idle := fs.Duration("idle-exit", 0, "stop after this long without records (0: never)")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	out := bufio.NewWriter(stdout)
+	defer out.Flush()
+	n := 0
+	err := consumeFeatures(ctx, strings.Split(*brokers, ","), *topic, *fromBeginning, *idle, func(m kafka.Message, recs []schema.FeatureRecord, cols []string) bool {
+		for _, r := range recs {
+			b, err := json.Marshal(schema.LineFromRecord(r, cols))
+			if err != nil {
+				fmt.Fprintf(stderr, "tail: partition %d offset %d: %v\n", m.Partition, m.Offset, err)
+				continue
+			}
+			out.Write(b)
+			out.WriteByte('\n')
+			n++
+		}
+		out.Flush()
+		return *max == 0 || n < *max
+	}, func(m kafka.Message, err error) {
+		fmt.Fprintf(stderr, "tail: partition %d offset %d: not a feature record: %v\n", m.Partition, m.Offset, err)
+	})
+	return err
+}
+
+// consumeFeatures reads every partition of topic (no consumer group) and calls onRecord for
+// each decoded message until it returns false, ctx ends, or idle passes without records.
+func consumeFeatures(ctx context.Context, brokers []string, topic string, fromBeginning bool, idle time.Duration,
+	onRecord func(kafka.Message, []schema.FeatureRecord, []string) bool, onBad func(kafka.Message, error)) error {
+	parts, err := partitionsOf(ctx, brokers, topic)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	msgs := make(chan kafka.Message, 256)
+	var wg sync.WaitGroup
+	for _, p := range parts {
+		r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topic, Partition: p, MinBytes: 1, MaxBytes: 64 << 20, MaxWait: 100 * time.Millisecond})
+		start := kafka.LastOffset
+		if fromBeginning {
+			start = kafka.FirstOffset
+		}
+		if err := r.SetOffset(start); err != nil {
+			r.Close()
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer r.Close()
+			for {
+				m, err := r.ReadMessage(ctx)
+				if err != nil {
+					return
+				}
+				select {
+				case msgs <- m:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	defer wg.Wait()
+	defer cancel()
+	var timer <-chan time.Time
+	for {
+		if idle > 0 {
+			timer = time.After(idle)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-timer:
+			return nil
+		case m := <-msgs:
+			recs, cols, err := schema.DecodeFeatures(m.Value)
+			if err != nil {
+				onBad(m, err)
+				continue
+			}
+			if !onRecord(m, recs, cols) {
+				return nil
+			}
+		}
+	}
+}
+
+// partitionsOf lists a topic's partitions.
+func partitionsOf(ctx context.Context, brokers []string, topic string) ([]int, error) {
+	client := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second}
+	md, err := client.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
+	if err != nil {
+		return nil, fmt.Errorf("metadata for %q from %v: %w", topic, brokers, err)
+	}
+	for _, t := range md.Topics {
+		if t.Name != topic {
+			continue
+		}
+		if t.Error != nil {
+			return nil, fmt.Errorf("topic %q: %w", topic, t.Error)
+		}
+		ids := make([]int, 0, len(t.Partitions))
+		for _, p := range t.Partitions {
+			ids = append(ids, p.ID)
+		}
+		return ids, nil
+	}
+	return nil, fmt.Errorf("topic %q not found", topic)
+}

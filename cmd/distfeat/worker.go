@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/distfeat/distfeat/consumer"
+	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/buildinfo"
+	"github.com/distfeat/distfeat/internal/metrics"
+	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/window"
+)
+
+func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: distfeat worker [flags]\n\nEvery flag mirrors a DISTFEAT_ variable; flags win over the environment.")
+		fs.PrintDefaults()
+	}
+	apply := configFlags(fs, &workerConfig{})
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	apply()
+	cfg, err := loadWorkerConfig()
+	if err != nil {
+		return err
+	}
+	log := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	return serveWorker(ctx, cfg, log, nil)
+}
+
+// serveWorker runs one worker with its metrics/health server until ctx ends. started, if
+// non-nil, receives the metrics listener's address once it is bound.
+func serveWorker(ctx context.Context, cfg *workerConfig, log *slog.Logger, started func(metricsAddr string)) error {
+	spec, err := embedding.LoadSpec(cfg.Spec)
+	if err != nil {
+		return fmt.Errorf("DISTFEAT_SPEC: %w", err)
+	}
+	emb, err := embedding.New(spec)
+	if err != nil {
+		return fmt.Errorf("DISTFEAT_SPEC: %w", err)
+	}
+	wcfg, err := cfg.windowConfig()
+	if err != nil {
+		return err
+	}
+	dialer, transport, err := cfg.kafkaClients()
+	if err != nil {
+		return err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := metrics.New(reg, buildinfo.String())
+	w, err := consumer.NewWorker(consumer.Config{
+		Brokers: cfg.Brokers, InputTopic: cfg.InputTopic, OutputTopic: cfg.OutputTopic,
+		DLQTopic: cfg.DLQTopic, Group: cfg.Group, Window: wcfg,
+		MaxMessageBytes: cfg.MaxMessageBytes, ShutdownTimeout: cfg.ShutdownTimeout,
+		Dialer: dialer, Transport: transport,
+	}, emb, schema.NewOutput(spec, emb.Columns()), m, log, window.SystemClock{})
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", cfg.MetricsAddr)
+	if err != nil {
+		return fmt.Errorf("DISTFEAT_METRICS_ADDR %q: %w", cfg.MetricsAddr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.HandleFunc("/healthz", func(rw http.ResponseWriter, _ *http.Request) { fmt.Fprintln(rw, "ok") })
+	mux.HandleFunc("/readyz", func(rw http.ResponseWriter, _ *http.Request) {
+		if !w.Ready() {
+			http.Error(rw, "not ready: not a member of a consumer-group generation", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(rw, "ready")
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics server", "err", err)
+		}
+	}()
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if started != nil {
+		started(ln.Addr().String())
+	}
+	log.Info("distfeat worker starting", append([]any{"version", buildinfo.String(), "spec_id", spec.ID(), "metrics", ln.Addr().String()}, cfg.redacted()...)...)
+	err = w.Run(ctx)
+	log.Info("distfeat worker stopped")
+	return err
+}
+
+// newLogger builds the process logger.
+func newLogger(w io.Writer, level, format string) *slog.Logger {
+	l, err := parseLogLevel(level)
+	if err != nil {
+		l = slog.LevelInfo
+	}
+	opts := &slog.HandlerOptions{Level: l}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+func runVersion(_ context.Context, _ []string, stdout, _ io.Writer) error {
+	fmt.Fprintln(stdout, "distfeat", buildinfo.String())
+	return nil
+}

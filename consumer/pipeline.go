@@ -1,0 +1,165 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// outBatch is one ordered group of output messages (feature records and dead letters) from
+// one partition.
+type outBatch struct {
+	msgs    []kafka.Message
+	ends    []int64 // window end event time (ms) per message; -1 for dead letters
+	first   int64   // lowest input offset any message depends on
+	through int64   // the partition's next offset when the batch was cut
+}
+
+// pipeline writes one partition's batches in order, one at a time, retrying failures until
+// they are acknowledged. It tracks what is in flight so that commits never pass
+// unacknowledged output, and it bounds the number of batches in flight (back-pressure).
+type pipeline struct {
+	w         *Worker
+	partition int
+	queue     chan *outBatch
+	ctx       context.Context
+	cancel    context.CancelFunc
+	done      chan struct{}
+
+	mu           sync.Mutex
+	inflight     []*outBatch // submitted, not yet acknowledged, in order
+	ackedThrough int64       // `through` of the last acknowledged batch
+	idle         *sync.Cond
+}
+
+func newPipeline(w *Worker, partition int, maxInFlight int) *pipeline {
+	ctx, cancel := context.WithCancel(context.Background())
+	pl := &pipeline{
+		w: w, partition: partition,
+		queue: make(chan *outBatch, maxInFlight),
+		ctx:   ctx, cancel: cancel, done: make(chan struct{}),
+		ackedThrough: -1,
+	}
+	pl.idle = sync.NewCond(&pl.mu)
+	go pl.loop()
+	return pl
+}
+
+// submit enqueues a batch, blocking while the pipeline is full.
+func (pl *pipeline) submit(ctx context.Context, b *outBatch) error {
+	pl.mu.Lock()
+	pl.inflight = append(pl.inflight, b)
+	pl.mu.Unlock()
+	select {
+	case pl.queue <- b:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// state returns the lowest input offset any unacknowledged batch depends on (-1: none) and
+// the `through` position of the last acknowledged batch (-1: none yet).
+func (pl *pipeline) state() (inflightFirst, ackedThrough int64) {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	inflightFirst = -1
+	for _, b := range pl.inflight {
+		if inflightFirst < 0 || b.first < inflightFirst {
+			inflightFirst = b.first
+		}
+	}
+	return inflightFirst, pl.ackedThrough
+}
+
+// drain waits until every submitted batch is acknowledged or ctx ends.
+func (pl *pipeline) drain(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() {
+		pl.mu.Lock()
+		pl.idle.Broadcast()
+		pl.mu.Unlock()
+	})
+	defer stop()
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	for len(pl.inflight) > 0 {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		pl.idle.Wait()
+	}
+	return nil
+}
+
+// close abandons unwritten batches (their input is not committed, so a replay re-creates
+// them) and stops the writer goroutine.
+func (pl *pipeline) close() {
+	pl.cancel()
+	<-pl.done
+}
+
+func (pl *pipeline) loop() {
+	defer close(pl.done)
+	for {
+		select {
+		case <-pl.ctx.Done():
+			return
+		case b := <-pl.queue:
+			if !pl.write(b) {
+				return
+			}
+			pl.mu.Lock()
+			pl.inflight = pl.inflight[1:]
+			pl.ackedThrough = b.through
+			pl.idle.Broadcast()
+			pl.mu.Unlock()
+		}
+	}
+}
+
+// write retries until every message of b is acknowledged; false if the pipeline closed first.
+func (pl *pipeline) write(b *outBatch) bool {
+	w := pl.w
+	msgs := b.msgs
+	ends := b.ends
+	bo := newBackoff(50*time.Millisecond, 5*time.Second)
+	for {
+		err := w.writer.WriteMessages(pl.ctx, msgs...)
+		now := time.Now()
+		if err == nil {
+			for _, end := range ends {
+				if end >= 0 {
+					w.metrics.EmitLatency.Observe(now.Sub(time.UnixMilli(end)).Seconds())
+				}
+			}
+			return true
+		}
+		if pl.ctx.Err() != nil {
+			return false
+		}
+		w.metrics.ProduceErrors.Inc()
+		// Retry only the messages that failed; the others are acknowledged.
+		var werrs kafka.WriteErrors
+		if errors.As(err, &werrs) && len(werrs) == len(msgs) {
+			var retryMsgs []kafka.Message
+			var retryEnds []int64
+			for i, e := range werrs {
+				if e != nil {
+					retryMsgs = append(retryMsgs, msgs[i])
+					retryEnds = append(retryEnds, ends[i])
+				} else if ends[i] >= 0 {
+					w.metrics.EmitLatency.Observe(now.Sub(time.UnixMilli(ends[i])).Seconds())
+				}
+			}
+			msgs, ends = retryMsgs, retryEnds
+		}
+		d := bo.next()
+		w.log.Warn("output write failed, retrying", "partition", pl.partition, "messages", len(msgs), "err", err, "retry_in", d)
+		if !sleep(pl.ctx, d) {
+			return false
+		}
+	}
+}

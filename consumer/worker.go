@@ -1,0 +1,313 @@
+// Package consumer is distfeat's Kafka side of the worker: consumer-group generations, one
+// goroutine per assigned partition with its own window state, the output pipeline, dead
+// letters and offset commits (DESIGN §6).
+//
+// Delivery in one paragraph: every partition loop decodes records, feeds the window manager,
+// finalises closed windows and hands feature records (and dead letters) to an ordered output
+// pipeline. The committed offset never passes the first offset of an open window nor of a
+// window whose record is not yet acknowledged (RequiredAcks=all), and the commit carries a
+// small checkpoint in its metadata so that a replay after a crash or rebalance rebuilds the
+// same windows and re-emits nothing that was acknowledged before the commit.
+package consumer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/metrics"
+	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/window"
+)
+
+// Config configures a Worker. Zero values take the defaults noted on each field.
+type Config struct {
+	Brokers     []string
+	InputTopic  string // default "points"
+	OutputTopic string // default "features"
+	DLQTopic    string // default "points.dlq"
+	Group       string // default "distfeat"
+
+	Window window.Config
+
+	// MaxMessageBytes bounds an input record's value; larger records are dead-lettered as
+	// too_large. Default 1 MiB.
+	MaxMessageBytes int
+	// MaxPointsPerRecord bounds the points of one input record. Default 1<<20.
+	MaxPointsPerRecord int
+	// CommitInterval is how often each partition tries to commit. Default 1 s.
+	CommitInterval time.Duration
+	// FlushInterval bounds how long a finished feature record waits for companions before
+	// it is written. Default 5 ms.
+	FlushInterval time.Duration
+	// FlushMessages is the number of pending output messages that triggers a write. Default 256.
+	FlushMessages int
+	// MaxInFlight is the number of unacknowledged output batches per partition before the
+	// partition stops reading (back-pressure). Default 4.
+	MaxInFlight int
+	// ShutdownTimeout bounds the final flush and commit on shutdown. Default 20 s.
+	ShutdownTimeout time.Duration
+	// SessionTimeout and HeartbeatInterval of the consumer group. Defaults 10 s and 1 s.
+	SessionTimeout    time.Duration
+	HeartbeatInterval time.Duration
+	// RebalanceTimeout is how long the coordinator waits for members to rejoin. Default 10 s.
+	RebalanceTimeout time.Duration
+
+	// Dialer (TLS/SASL) is used by the consumer group and readers; Transport by the writer
+	// and the offset client. Nil: plain TCP.
+	Dialer    *kafka.Dialer
+	Transport *kafka.Transport
+}
+
+func (c *Config) setDefaults() {
+	if c.InputTopic == "" {
+		c.InputTopic = "points"
+	}
+	if c.OutputTopic == "" {
+		c.OutputTopic = "features"
+	}
+	if c.DLQTopic == "" {
+		c.DLQTopic = "points.dlq"
+	}
+	if c.Group == "" {
+		c.Group = "distfeat"
+	}
+	if c.MaxMessageBytes <= 0 {
+		c.MaxMessageBytes = 1 << 20
+	}
+	if c.MaxPointsPerRecord <= 0 {
+		c.MaxPointsPerRecord = 1 << 20
+	}
+	if c.CommitInterval <= 0 {
+		c.CommitInterval = time.Second
+	}
+	if c.FlushInterval <= 0 {
+		c.FlushInterval = 5 * time.Millisecond
+	}
+	if c.FlushMessages <= 0 {
+		c.FlushMessages = 256
+	}
+	if c.MaxInFlight <= 0 {
+		c.MaxInFlight = 4
+	}
+	if c.ShutdownTimeout <= 0 {
+		c.ShutdownTimeout = 20 * time.Second
+	}
+	if c.SessionTimeout <= 0 {
+		c.SessionTimeout = 10 * time.Second
+	}
+	if c.HeartbeatInterval <= 0 {
+		c.HeartbeatInterval = time.Second
+	}
+	if c.RebalanceTimeout <= 0 {
+		c.RebalanceTimeout = 10 * time.Second
+	}
+}
+
+// Worker is one distfeat worker process's consumer-group member.
+type Worker struct {
+	cfg     Config
+	emb     *embedding.Embedder
+	out     *schema.Output
+	metrics *metrics.Metrics
+	log     *slog.Logger
+	clock   window.Clock
+
+	writer *kafka.Writer
+	client *kafka.Client
+
+	ready   atomic.Bool
+	running sync.WaitGroup
+	gauges  gauges
+}
+
+// NewWorker validates the configuration and builds a worker. Nothing connects until Run.
+func NewWorker(cfg Config, emb *embedding.Embedder, out *schema.Output, m *metrics.Metrics, log *slog.Logger, clock window.Clock) (*Worker, error) {
+	cfg.setDefaults()
+	if len(cfg.Brokers) == 0 {
+		return nil, errors.New("consumer: no brokers configured (DISTFEAT_BROKERS)")
+	}
+	if err := cfg.Window.Validate(); err != nil {
+		return nil, fmt.Errorf("consumer: %w", err)
+	}
+	if emb == nil || out == nil || m == nil {
+		return nil, errors.New("consumer: embedder, output and metrics are required")
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	if clock == nil {
+		clock = window.SystemClock{}
+	}
+	transport := cfg.Transport
+	if transport == nil {
+		transport = &kafka.Transport{}
+	}
+	w := &Worker{
+		cfg: cfg, emb: emb, out: out, metrics: m, log: log, clock: clock,
+		writer: &kafka.Writer{
+			Addr:         kafka.TCP(cfg.Brokers...),
+			Balancer:     &kafka.Murmur2Balancer{Consistent: true},
+			RequiredAcks: kafka.RequireAll,
+			BatchTimeout: time.Millisecond,
+			BatchSize:    cfg.FlushMessages,
+			BatchBytes:   64 << 20,
+			MaxAttempts:  3,
+			Transport:    transport,
+		},
+		client: &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Transport: transport, Timeout: 10 * time.Second},
+	}
+	return w, nil
+}
+
+// Ready reports whether the worker is a member of a group generation.
+func (w *Worker) Ready() bool { return w.ready.Load() }
+
+// Run consumes until ctx is cancelled, then stops fetching, flushes acknowledged output,
+// commits, leaves the group and returns nil. Broker outages are retried with back-off.
+func (w *Worker) Run(ctx context.Context) error {
+	defer w.writer.Close()
+	group, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
+		ID:                w.cfg.Group,
+		Brokers:           w.cfg.Brokers,
+		Dialer:            w.cfg.Dialer,
+		Topics:            []string{w.cfg.InputTopic},
+		StartOffset:       kafka.FirstOffset,
+		SessionTimeout:    w.cfg.SessionTimeout,
+		HeartbeatInterval: w.cfg.HeartbeatInterval,
+		RebalanceTimeout:  w.cfg.RebalanceTimeout,
+		JoinGroupBackoff:  500 * time.Millisecond,
+		ErrorLogger:       kafka.LoggerFunc(func(msg string, args ...any) { w.log.Debug("kafka-go group", "msg", fmt.Sprintf(msg, args...)) }),
+	})
+	if err != nil {
+		return fmt.Errorf("consumer: group %q: %w", w.cfg.Group, err)
+	}
+	defer func() {
+		w.running.Wait()
+		group.Close()
+		w.ready.Store(false)
+	}()
+
+	backoff := newBackoff(200*time.Millisecond, 10*time.Second)
+	for {
+		gen, err := group.Next(ctx)
+		if ctx.Err() != nil {
+			w.log.Info("shutting down: stopping partitions")
+			return nil
+		}
+		if err != nil {
+			w.ready.Store(false)
+			d := backoff.next()
+			w.log.Warn("consumer group: cannot join yet, retrying", "group", w.cfg.Group, "brokers", w.cfg.Brokers, "err", err, "retry_in", d)
+			if !sleep(ctx, d) {
+				return nil
+			}
+			continue
+		}
+		backoff.reset()
+		w.metrics.Rebalances.Inc()
+		assigned := gen.Assignments[w.cfg.InputTopic]
+		ids := make([]int, 0, len(assigned))
+		for _, a := range assigned {
+			ids = append(ids, a.ID)
+		}
+		w.log.Info("joined generation", "generation", gen.ID, "member", gen.MemberID, "partitions", ids)
+		checkpoints := w.fetchCheckpoints(ctx, gen, ids)
+		for _, a := range assigned {
+			a := a
+			cp := checkpoints[a.ID]
+			w.running.Add(1)
+			gen.Start(func(genCtx context.Context) {
+				defer w.running.Done()
+				p := newPartition(w, gen, a.ID, a.Offset, cp)
+				if err := p.run(ctx, genCtx); err != nil {
+					w.log.Error("partition loop ended with error", "partition", a.ID, "err", err)
+				}
+			})
+		}
+		w.ready.Store(true)
+	}
+}
+
+// fetchCheckpoints reads the commit metadata of the assigned partitions.
+func (w *Worker) fetchCheckpoints(ctx context.Context, gen *kafka.Generation, ids []int) map[int]string {
+	out := make(map[int]string, len(ids))
+	if len(ids) == 0 {
+		return out
+	}
+	fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	resp, err := w.client.OffsetFetch(fctx, &kafka.OffsetFetchRequest{
+		GroupID: gen.GroupID,
+		Topics:  map[string][]int{w.cfg.InputTopic: ids},
+	})
+	if err != nil {
+		w.log.Warn("offset fetch for checkpoints failed; replaying without suppression", "err", err)
+		return out
+	}
+	for _, p := range resp.Topics[w.cfg.InputTopic] {
+		if p.Error == nil {
+			out[p.Partition] = p.Metadata
+		}
+	}
+	return out
+}
+
+// commit writes one partition's offset and checkpoint under the generation.
+func (w *Worker) commit(ctx context.Context, gen *kafka.Generation, partition int, offset int64, metadata string) error {
+	resp, err := w.client.OffsetCommit(ctx, &kafka.OffsetCommitRequest{
+		GroupID:      gen.GroupID,
+		GenerationID: int(gen.ID),
+		MemberID:     gen.MemberID,
+		Topics: map[string][]kafka.OffsetCommit{
+			w.cfg.InputTopic: {{Partition: partition, Offset: offset, Metadata: metadata}},
+		},
+	})
+	if err != nil {
+		return err
+	}
+	for _, p := range resp.Topics[w.cfg.InputTopic] {
+		if p.Error != nil {
+			return p.Error
+		}
+	}
+	return nil
+}
+
+func partitionLabel(p int) string { return strconv.Itoa(p) }
+
+// backoff is a capped exponential back-off.
+type backoff struct{ cur, min, max time.Duration }
+
+func newBackoff(min, max time.Duration) *backoff { return &backoff{cur: min, min: min, max: max} }
+
+func (b *backoff) next() time.Duration {
+	d := b.cur
+	b.cur *= 2
+	if b.cur > b.max {
+		b.cur = b.max
+	}
+	return d
+}
+
+func (b *backoff) reset() { b.cur = b.min }
+
+// sleep waits d or until ctx is done; it reports whether the full wait elapsed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

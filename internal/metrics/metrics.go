@@ -1,0 +1,120 @@
+// Package metrics defines distfeat's Prometheus collectors (DESIGN §8). One Metrics value is
+// created per process and passed to the components that update it; nothing is global.
+package metrics
+
+import (
+	"runtime"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics holds every distfeat_ collector.
+type Metrics struct {
+	// Points counts points added to windows.
+	Points prometheus.Counter
+	// PointsClipped counts points clamped into the spec's bounds (out_of_bounds: clip).
+	PointsClipped prometheus.Counter
+	// Records counts input records by result: ok, invalid, late, replayed.
+	Records *prometheus.CounterVec
+	// RecordsInvalid counts dead-lettered records by reason (DESIGN §4 reasons).
+	RecordsInvalid *prometheus.CounterVec
+	// EndWithoutWindow counts `end` markers for sets with no open window (valid, nothing to emit).
+	EndWithoutWindow prometheus.Counter
+	// WindowsOpen is the number of open windows across this process's partitions.
+	WindowsOpen prometheus.Gauge
+	// WindowsEmitted counts emitted feature records by close reason.
+	WindowsEmitted *prometheus.CounterVec
+	// WindowPoints is the distribution of points per emitted window.
+	WindowPoints prometheus.Histogram
+	// FinalizeSeconds is the finalisation time per family.
+	FinalizeSeconds *prometheus.HistogramVec
+	// EmitLatency is the time from a window's last event time to the broker's acknowledgement.
+	EmitLatency prometheus.Histogram
+	// ConsumerLag is high watermark minus next offset, per partition.
+	ConsumerLag *prometheus.GaugeVec
+	// CommittedOffset is the last committed offset per partition.
+	CommittedOffset *prometheus.GaugeVec
+	// CommitDeferred counts commits held back because no safe offset advanced.
+	CommitDeferred prometheus.Counter
+	// Rebalances counts consumer-group generations joined.
+	Rebalances prometheus.Counter
+	// ProduceErrors counts failed writes to the output or dead-letter topics.
+	ProduceErrors prometheus.Counter
+	// SketchBytes is the memory held by open windows' sketches.
+	SketchBytes prometheus.Gauge
+	// DeadLetters counts records written to the dead-letter topic.
+	DeadLetters prometheus.Counter
+	// BuildInfo is 1, labelled with the version and Go version.
+	BuildInfo *prometheus.GaugeVec
+}
+
+// New creates the collectors and registers them with reg (nil: not registered, for tests).
+func New(reg prometheus.Registerer, version string) *Metrics {
+	m := &Metrics{
+		Points: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "distfeat_points_total", Help: "Points added to windows.",
+		}),
+		PointsClipped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "distfeat_points_clipped_total", Help: "Points clamped into the spec bounds (out_of_bounds=clip).",
+		}),
+		Records: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "distfeat_records_total", Help: "Input records by result (ok, invalid, late, replayed).",
+		}, []string{"result"}),
+		RecordsInvalid: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "distfeat_records_invalid_total", Help: "Dead-lettered input records by reason.",
+		}, []string{"reason"}),
+		EndWithoutWindow: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "distfeat_end_without_window_total", Help: "end markers for sets without an open window.",
+		}),
+		WindowsOpen: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "distfeat_windows_open", Help: "Open windows.",
+		}),
+		WindowsEmitted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "distfeat_windows_emitted_total", Help: "Emitted feature records by close reason.",
+		}, []string{"reason"}),
+		WindowPoints: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "distfeat_window_points", Help: "Points per emitted window.",
+			Buckets: prometheus.ExponentialBuckets(1, 4, 12),
+		}),
+		FinalizeSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "distfeat_finalize_seconds", Help: "Window finalisation time per family.",
+			Buckets: prometheus.ExponentialBuckets(1e-6, 4, 12),
+		}, []string{"family"}),
+		EmitLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "distfeat_emit_latency_seconds", Help: "Event time of a window's last point to broker acknowledgement of its feature record.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 4, 12),
+		}),
+		ConsumerLag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "distfeat_consumer_lag", Help: "High watermark minus next offset to read, per partition.",
+		}, []string{"partition"}),
+		CommittedOffset: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "distfeat_committed_offset", Help: "Last committed offset per partition.",
+		}, []string{"partition"}),
+		CommitDeferred: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "distfeat_commit_deferred_total", Help: "Commit attempts that could not advance (open windows or unacknowledged output below the position).",
+		}),
+		Rebalances: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "distfeat_rebalances_total", Help: "Consumer-group generations joined.",
+		}),
+		ProduceErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "distfeat_produce_errors_total", Help: "Failed writes to the output or dead-letter topic (retried).",
+		}),
+		SketchBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "distfeat_sketch_bytes", Help: "Memory held by open windows' sketches.",
+		}),
+		DeadLetters: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "distfeat_dead_letters_total", Help: "Records written to the dead-letter topic.",
+		}),
+		BuildInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "distfeat_build_info", Help: "Always 1; labelled with the build.",
+		}, []string{"version", "goversion"}),
+	}
+	m.BuildInfo.WithLabelValues(version, runtime.Version()).Set(1)
+	if reg != nil {
+		reg.MustRegister(m.Points, m.PointsClipped, m.Records, m.RecordsInvalid, m.EndWithoutWindow,
+			m.WindowsOpen, m.WindowsEmitted, m.WindowPoints, m.FinalizeSeconds, m.EmitLatency,
+			m.ConsumerLag, m.CommittedOffset, m.CommitDeferred, m.Rebalances, m.ProduceErrors,
+			m.SketchBytes, m.DeadLetters, m.BuildInfo)
+	}
+	return m
+}
