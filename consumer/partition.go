@@ -89,7 +89,9 @@ func (p *partition) run(ctx, genCtx context.Context) error {
 		QueueCapacity:  256,
 		ReadBackoffMin: 50 * time.Millisecond,
 		ReadBackoffMax: time.Second,
-		ErrorLogger:    kafka.LoggerFunc(func(msg string, args ...any) { w.log.Debug("kafka-go reader", "partition", p.id, "msg", fmt.Sprintf(msg, args...)) }),
+		ErrorLogger: kafka.LoggerFunc(func(msg string, args ...any) {
+			w.log.Debug("kafka-go reader", "partition", p.id, "msg", fmt.Sprintf(msg, args...))
+		}),
 	})
 	defer reader.Close()
 	startOffset := p.start

@@ -1,8 +1,160 @@
 package embedding
 
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
 // Column is one output vector: a family's features, or an hdd family's `<name>_coef`.
 type Column struct {
 	Name   string // column name in the output schema
 	Family string // the family that produces it
 	Len    int    // vector length
+}
+
+// Errors returned by the embedding package; match them with errors.Is.
+var (
+	// ErrOutOfBounds reports a point outside the spec's bounds when out_of_bounds is "reject".
+	ErrOutOfBounds = errors.New("point out of bounds")
+	// ErrNonFinite reports a NaN or infinite coordinate.
+	ErrNonFinite = errors.New("non-finite coordinate")
+	// ErrIncompatible reports a merge of sketches from embedders of different specs.
+	ErrIncompatible = errors.New("incompatible sketches")
+)
+
+// Embedder is a compiled spec: every family's random draws are made once, in New, and are
+// shared read-only by all sketches. It is safe for concurrent use; its sketches are not.
+type Embedder struct {
+	spec    *Spec
+	id      string
+	dim     int
+	lo      []float64
+	width   []float64 // hi − lo
+	reject  bool
+	fams    []family
+	names   []string // family names, parallel to fams
+	colsOf  [][2]int // column range of each family
+	cols    []Column // all columns in output order
+	colLens []int    // cols[i].Len
+}
+
+// New validates spec and compiles it. The spec is copied: later changes to it have no effect.
+func New(spec *Spec) (*Embedder, error) {
+	if spec == nil {
+		return nil, &SpecError{Msg: "nil spec"}
+	}
+	s := spec.clone()
+	if err := s.validate(nil); err != nil {
+		return nil, err
+	}
+	e := &Embedder{
+		spec:   s,
+		id:     s.ID(),
+		dim:    s.Dim,
+		lo:     append([]float64(nil), s.Bounds.Lo...),
+		width:  make([]float64, s.Dim),
+		reject: s.OutOfBounds == "reject",
+	}
+	for j := range e.width {
+		e.width[j] = s.Bounds.Hi[j] - s.Bounds.Lo[j]
+	}
+	for i := range s.Families {
+		f, err := compileFamily(s, i)
+		if err != nil {
+			return nil, err
+		}
+		first := len(e.cols)
+		e.cols = append(e.cols, f.columns()...)
+		e.fams = append(e.fams, f)
+		e.names = append(e.names, s.Families[i].Name)
+		e.colsOf = append(e.colsOf, [2]int{first, len(e.cols)})
+	}
+	for _, c := range e.cols {
+		e.colLens = append(e.colLens, c.Len)
+	}
+	return e, nil
+}
+
+// compileFamily compiles the spec's idx-th family.
+func compileFamily(s *Spec, idx int) (family, error) {
+	switch kind := s.Families[idx].Kind; kind {
+	case kindMMD:
+		return compileMMD(s, idx)
+	case kindL2:
+		return compileL2(s, idx)
+	case kindHDD:
+		return compileHDD(s, idx)
+	default:
+		return nil, &SpecError{Field: fmt.Sprintf("families[%d].kind", idx), Msg: fmt.Sprintf("unknown kind %q", kind)}
+	}
+}
+
+// Spec returns a copy of the resolved spec the embedder was compiled from.
+func (e *Embedder) Spec() *Spec { return e.spec.clone() }
+
+// Dim is the dimension of the points.
+func (e *Embedder) Dim() int { return e.dim }
+
+// Columns lists the output vectors in order: each family's vector, and an hdd family's
+// "<name>_coef" right after it when coefficients is true. The slice is a copy.
+func (e *Embedder) Columns() []Column { return append([]Column(nil), e.cols...) }
+
+// Normalize maps raw points x (n·dim values, row-major) into the unit cube:
+// dst[i] = (x[i] − lo_j)/(hi_j − lo_j). dst and x may be the same slice.
+//
+// A NaN or infinite coordinate returns an error wrapping ErrNonFinite. A point outside the
+// bounds is clamped to [0, 1] and counted in clipped (points, not coordinates) when
+// out_of_bounds is "clip"; with "reject" Normalize returns an error wrapping ErrOutOfBounds.
+// Both errors name the point's index; dst is then only partly written. Normalize panics if
+// len(x) is not a multiple of Dim or dst is shorter than x.
+func (e *Embedder) Normalize(dst, x []float64) (clipped int, err error) {
+	d := e.dim
+	if len(x)%d != 0 {
+		panic(fmt.Sprintf("embedding: Normalize: %d values are not whole points of dim %d", len(x), d))
+	}
+	if len(dst) < len(x) {
+		panic(fmt.Sprintf("embedding: Normalize: dst has %d values, need %d", len(dst), len(x)))
+	}
+	dst = dst[:len(x)]
+	for i := 0; i < len(x); i += d {
+		out := false
+		for j := 0; j < d; j++ {
+			v := x[i+j]
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return clipped, fmt.Errorf("point %d, coordinate %d: %v: %w", i/d, j, v, ErrNonFinite)
+			}
+			u := (v - e.lo[j]) / e.width[j]
+			if u < 0 || u > 1 {
+				if e.reject {
+					return clipped, fmt.Errorf("point %d, coordinate %d: %v outside [%v, %v]: %w",
+						i/d, j, v, e.lo[j], e.lo[j]+e.width[j], ErrOutOfBounds)
+				}
+				out = true
+				u = min(max(u, 0), 1)
+			}
+			dst[i+j] = u
+		}
+		if out {
+			clipped++
+		}
+	}
+	return clipped, nil
+}
+
+// NewSketch returns an empty sketch for this embedder's windows.
+func (e *Embedder) NewSketch() *Sketch {
+	s := &Sketch{e: e, parts: make([]familySketch, len(e.fams))}
+	for i, f := range e.fams {
+		s.parts[i] = f.newSketch()
+	}
+	return s
+}
+
+// Embed is the one-shot path: the features of the window holding the normalised points u
+// (row-major, len(u) a multiple of Dim), one vector per Column.
+func (e *Embedder) Embed(u []float64) [][]float32 {
+	s := e.NewSketch()
+	s.Add(u)
+	return s.Finalize(nil)
 }

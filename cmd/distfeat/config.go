@@ -45,6 +45,9 @@ type workerConfig struct {
 	MaxOpenWindows  int           `env:"MAX_OPEN_WINDOWS" envDefault:"1000"`
 	MaxMessageBytes int           `env:"MAX_MESSAGE_BYTES" envDefault:"1048576"`
 
+	SessionTimeout time.Duration `env:"SESSION_TIMEOUT" envDefault:"10s"`
+	CommitInterval time.Duration `env:"COMMIT_INTERVAL" envDefault:"1s"`
+
 	MetricsAddr     string        `env:"METRICS_ADDR" envDefault:":9464"`
 	ShutdownTimeout time.Duration `env:"SHUTDOWN_TIMEOUT" envDefault:"20s"`
 	LogLevel        string        `env:"LOG_LEVEL" envDefault:"info"`
@@ -127,6 +130,12 @@ func (c *workerConfig) validate() error {
 	}
 	if c.MaxMessageBytes <= 0 {
 		return configError("MAX_MESSAGE_BYTES", "must be > 0")
+	}
+	if c.SessionTimeout < 100*time.Millisecond {
+		return configError("SESSION_TIMEOUT", "must be at least 100ms")
+	}
+	if c.CommitInterval <= 0 {
+		return configError("COMMIT_INTERVAL", "must be > 0")
 	}
 	if c.ShutdownTimeout <= 0 {
 		return configError("SHUTDOWN_TIMEOUT", "must be > 0")

@@ -216,6 +216,7 @@ func demoWorkerConfig(brokers []string) *workerConfig {
 		DLQTopic: testbroker.TopicDLQ, Group: "distfeat-demo", Window: "set",
 		IdleTimeout: time.Minute, MaxOpenWindows: 1000, MaxMessageBytes: 1 << 20,
 		MetricsAddr: "127.0.0.1:0", ShutdownTimeout: 10 * time.Second, LogLevel: "info", LogFormat: "text",
+		SessionTimeout: 6 * time.Second, CommitInterval: time.Second,
 	}
 }
 
@@ -339,7 +340,7 @@ func familyOf(spec *embedding.Spec, kind string) (embedding.Family, bool) {
 }
 
 // gridDensity evaluates a mixture density at the g×g cell midpoints of [0,1]².
-func gridDensity(m synth.Mixture, g int) []float64 {
+func gridDensity(m *synth.Mixture, g int) []float64 {
 	out := make([]float64, g*g)
 	u := make([]float64, 2)
 	for i := 0; i < g; i++ {

@@ -69,6 +69,8 @@ func serveWorker(ctx context.Context, cfg *workerConfig, log *slog.Logger, start
 		Brokers: cfg.Brokers, InputTopic: cfg.InputTopic, OutputTopic: cfg.OutputTopic,
 		DLQTopic: cfg.DLQTopic, Group: cfg.Group, Window: wcfg,
 		MaxMessageBytes: cfg.MaxMessageBytes, ShutdownTimeout: cfg.ShutdownTimeout,
+		SessionTimeout: cfg.SessionTimeout, HeartbeatInterval: cfg.SessionTimeout / 10,
+		RebalanceTimeout: cfg.SessionTimeout, CommitInterval: cfg.CommitInterval,
 		Dialer: dialer, Transport: transport,
 	}, emb, schema.NewOutput(spec, emb.Columns()), m, log, window.SystemClock{})
 	if err != nil {

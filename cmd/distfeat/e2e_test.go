@@ -1,0 +1,345 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/testbroker"
+	"github.com/distfeat/distfeat/schema"
+)
+
+// binPath is the distfeat binary built once for the process-level tests.
+var binPath string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "distfeat-e2e")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binPath = filepath.Join(dir, "distfeat")
+	build := exec.Command("go", "build", "-o", binPath, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building distfeat for the end-to-end tests:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// testSpec is small so that many windows finalise quickly; it still has every family.
+const testSpec = `{"version":1,"seed":11,"dim":2,"bounds":{"lo":[0,0],"hi":[1,1]},
+ "families":[{"name":"mmd","kind":"mmd","features":128,"bandwidth":0.1},
+             {"name":"hdd_js","kind":"hdd","divergence":"js","features":128,"sigma":0.5,"grid":16,"basis":16,"lambdas":3},
+             {"name":"l2","kind":"l2","basis":16}]}`
+
+// workerProc is a `distfeat worker` child process.
+type workerProc struct {
+	cmd    *exec.Cmd
+	stderr *bytes.Buffer
+	mu     *sync.Mutex
+}
+
+func startWorkerProc(t *testing.T, env testbroker.Env, specPath, group string, extra ...string) *workerProc {
+	t.Helper()
+	cmd := exec.Command(binPath, "worker")
+	cmd.Env = append(os.Environ(),
+		"DISTFEAT_BROKERS="+strings.Join(env.Brokers, ","),
+		"DISTFEAT_INPUT_TOPIC="+env.Points, "DISTFEAT_OUTPUT_TOPIC="+env.Features, "DISTFEAT_DLQ_TOPIC="+env.DLQ,
+		"DISTFEAT_GROUP="+group, "DISTFEAT_SPEC="+specPath,
+		"DISTFEAT_SESSION_TIMEOUT=1500ms", "DISTFEAT_COMMIT_INTERVAL=100ms",
+		"DISTFEAT_METRICS_ADDR=127.0.0.1:0", "DISTFEAT_LOG_LEVEL=info",
+	)
+	cmd.Env = append(cmd.Env, extra...)
+	var buf bytes.Buffer
+	mu := &sync.Mutex{}
+	cmd.Stderr = &lockedWriter{w: &buf, mu: mu}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &workerProc{cmd: cmd, stderr: &buf, mu: mu}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			done := make(chan struct{})
+			go func() { _ = cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				_ = cmd.Process.Kill()
+				t.Errorf("worker did not exit within 30s of SIGTERM")
+			}
+		}
+		if t.Failed() {
+			mu.Lock()
+			t.Logf("worker %d log:\n%s", cmd.Process.Pid, tailLines(buf.String(), 40))
+			mu.Unlock()
+		}
+	})
+	return p
+}
+
+type lockedWriter struct {
+	w  *bytes.Buffer
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func tailLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func writeSpec(t *testing.T) (string, *embedding.Embedder) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "spec.json")
+	if err := os.WriteFile(path, []byte(testSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec, err := embedding.ParseSpec([]byte(testSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb, err := embedding.New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, emb
+}
+
+// interleavedRecords splits sets into chunks and orders the chunks round-robin across sets,
+// so that many windows are open at any moment (the hard case for commits and replays).
+func interleavedRecords(sets []schema.Batch, chunk int) []schema.Batch {
+	var parts [][]schema.Batch
+	for _, s := range sets {
+		var p []schema.Batch
+		for off := 0; off < s.N; off += chunk {
+			end := min(off+chunk, s.N)
+			p = append(p, schema.Batch{Set: s.Set, Points: s.Points[2*off : 2*end], N: end - off, EventTime: s.EventTime, End: end == s.N})
+		}
+		parts = append(parts, p)
+	}
+	var out []schema.Batch
+	for i := 0; ; i++ {
+		added := false
+		for _, p := range parts {
+			if i < len(p) {
+				out = append(out, p[i])
+				added = true
+			}
+		}
+		if !added {
+			return out
+		}
+	}
+}
+
+// produceBatches writes already-chunked batches as JSON records, in order.
+func produceBatches(t *testing.T, env testbroker.Env, batches []schema.Batch) {
+	t.Helper()
+	w := &kafka.Writer{Addr: kafka.TCP(env.Brokers...), Topic: env.Points, Balancer: &kafka.Murmur2Balancer{Consistent: true},
+		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: 200}
+	defer w.Close()
+	msgs := make([]kafka.Message, len(batches))
+	for i, b := range batches {
+		v, err := schema.EncodeJSON(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs[i] = kafka.Message{Key: []byte(b.Set), Value: v}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := w.WriteMessages(ctx, msgs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func uniformSets(seed uint64, prefix string, n, points int) []schema.Batch {
+	rng := embedding.NewRNG(seed, "e2e")
+	out := make([]schema.Batch, n)
+	for i := range out {
+		pts := make([]float64, 2*points)
+		for j := range pts {
+			// A set-specific shift makes the sets' distributions differ.
+			pts[j] = math.Mod(rng.Float64()*0.7+float64(i%7)*0.04, 1)
+		}
+		out[i] = schema.Batch{Set: fmt.Sprintf("%s-%04d", prefix, i), Points: pts, N: points, EventTime: 1_700_000_000_000 + int64(i), End: true}
+	}
+	return out
+}
+
+// featureReader collects the feature topic in the background.
+type featureReader struct {
+	mu   sync.Mutex
+	msgs []kafka.Message
+}
+
+func readFeatures(t *testing.T, env testbroker.Env) *featureReader {
+	t.Helper()
+	fr := &featureReader{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = consumeFeatures(ctx, env.Brokers, env.Features, true, 0, func(m kafka.Message, _ []schema.FeatureRecord, _ []string) bool {
+			fr.mu.Lock()
+			fr.msgs = append(fr.msgs, m)
+			fr.mu.Unlock()
+			return true
+		}, func(m kafka.Message, err error) { t.Errorf("undecodable feature record: %v", err) })
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return fr
+}
+
+// windows returns the distinct windows delivered so far, failing on conflicting duplicates.
+func (fr *featureReader) windows(t *testing.T) (map[string]kafka.Message, int) {
+	t.Helper()
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	out := map[string]kafka.Message{}
+	dups := 0
+	for _, m := range fr.msgs {
+		id := string(m.Key)
+		if prev, ok := out[id]; ok {
+			dups++
+			if !bytes.Equal(prev.Value, m.Value) {
+				t.Errorf("set %s delivered twice with different bytes", id)
+			}
+			continue
+		}
+		out[id] = m
+	}
+	return out, dups
+}
+
+func (fr *featureReader) waitWindows(t *testing.T, n int, timeout time.Duration) map[string]kafka.Message {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		w, _ := fr.windows(t)
+		if len(w) >= n {
+			return w
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out: %d of %d windows after %s", len(w), n, timeout)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// TestWorkerKilledMidStream runs two worker processes, kills one with SIGKILL (no clean
+// shutdown, no commit, no leave) while many windows are open, and checks that after the
+// group rebalances every window is delivered, none is lost, and any window delivered twice
+// is byte-identical, and that vectors equal the offline embedding.
+func TestWorkerKilledMidStream(t *testing.T) {
+	env := testbroker.ForTest(t, 4)
+	specPath, emb := writeSpec(t)
+	fr := readFeatures(t, env)
+	victim := startWorkerProc(t, env, specPath, "kill")
+	startWorkerProc(t, env, specPath, "kill")
+
+	sets := uniformSets(21, "k", 120, 400)
+	records := interleavedRecords(sets, 50) // 8 records per set, 120 sets interleaved
+	half := len(records) / 2
+	produceBatches(t, env, records[:half])
+	// Let the workers get going, then kill one without any chance to clean up.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		w, _ := fr.windows(t)
+		if len(w) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := victim.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = victim.cmd.Wait()
+	produceBatches(t, env, records[half:])
+
+	got := fr.waitWindows(t, len(sets), 120*time.Second)
+	time.Sleep(300 * time.Millisecond) // let late duplicates arrive so they are compared too
+	got, dups := fr.windows(t)
+	t.Logf("%d windows delivered, %d duplicate deliveries (all byte-identical)", len(got), dups)
+	for _, s := range sets {
+		m, ok := got[s.Set]
+		if !ok {
+			t.Errorf("set %s lost", s.Set)
+			continue
+		}
+		recs, _, err := schema.DecodeFeatures(m.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if recs[0].N != int64(s.N) {
+			t.Errorf("set %s: n=%d, want %d (a partial window was emitted)", s.Set, recs[0].N, s.N)
+			continue
+		}
+		u := make([]float64, len(s.Points))
+		if _, err := emb.Normalize(u, s.Points); err != nil {
+			t.Fatal(err)
+		}
+		want := emb.Embed(u)
+		for c := range want {
+			for j := range want[c] {
+				if math.Float32bits(want[c][j]) != math.Float32bits(recs[0].Vectors[c][j]) {
+					t.Fatalf("set %s: vectors differ from the offline embedding", s.Set)
+				}
+			}
+		}
+	}
+}
+
+// TestWorkerSIGTERM: SIGTERM makes the worker flush, commit and exit 0; a successor in the
+// same group re-emits nothing.
+func TestWorkerSIGTERM(t *testing.T) {
+	env := testbroker.ForTest(t, 2)
+	specPath, _ := writeSpec(t)
+	fr := readFeatures(t, env)
+	w := startWorkerProc(t, env, specPath, "term")
+	sets := uniformSets(22, "t", 20, 100)
+	produceBatches(t, env, interleavedRecords(sets, 40))
+	fr.waitWindows(t, len(sets), 60*time.Second)
+	start := time.Now()
+	if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err := w.cmd.Wait()
+	if err != nil {
+		t.Fatalf("worker exit after SIGTERM: %v", err)
+	}
+	t.Logf("worker exited 0 %s after SIGTERM", time.Since(start).Round(time.Millisecond))
+	startWorkerProc(t, env, specPath, "term")
+	more := uniformSets(23, "u", 5, 100)
+	produceBatches(t, env, more)
+	fr.waitWindows(t, len(sets)+len(more), 60*time.Second)
+	time.Sleep(500 * time.Millisecond)
+	if _, dups := fr.windows(t); dups != 0 {
+		t.Errorf("%d windows re-emitted after a clean SIGTERM hand-over, want 0", dups)
+	}
+}

@@ -1,0 +1,256 @@
+package consumer
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/segmentio/kafka-go"
+
+	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/metrics"
+	"github.com/distfeat/distfeat/internal/testbroker"
+	"github.com/distfeat/distfeat/producer"
+	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/window"
+)
+
+// smallSpec keeps the integration tests fast: every family, small sizes.
+const smallSpec = `{"version":1,"seed":7,"dim":2,"bounds":{"lo":[0,0],"hi":[1,1]},
+ "families":[{"name":"mmd","kind":"mmd","features":64,"bandwidth":0.2},
+             {"name":"hdd_js","kind":"hdd","divergence":"js","features":64,"sigma":0.5,"grid":16,"basis":10,"lambdas":3},
+             {"name":"l2","kind":"l2","basis":10}]}`
+
+// harness is one test's broker, spec and workers.
+type harness struct {
+	t   *testing.T
+	env testbroker.Env
+	emb *embedding.Embedder
+	out *schema.Output
+}
+
+func newHarness(t *testing.T, partitions int, specJSON string) *harness {
+	t.Helper()
+	spec, err := embedding.ParseSpec([]byte(specJSON))
+	if err != nil {
+		t.Fatalf("spec: %v", err)
+	}
+	emb, err := embedding.New(spec)
+	if err != nil {
+		t.Fatalf("embedder: %v", err)
+	}
+	return &harness{t: t, env: testbroker.ForTest(t, partitions), emb: emb, out: schema.NewOutput(spec, emb.Columns())}
+}
+
+// config returns a worker configuration with short timeouts suited to tests.
+func (h *harness) config(group string, wc window.Config) Config {
+	if wc.Mode == "" {
+		wc = window.Config{Mode: "set", IdleTimeout: time.Minute, MaxOpen: 1000}
+	}
+	if wc.MaxOpen == 0 {
+		wc.MaxOpen = 1000
+	}
+	return Config{
+		Brokers: h.env.Brokers, InputTopic: h.env.Points, OutputTopic: h.env.Features, DLQTopic: h.env.DLQ,
+		Group: group, Window: wc, CommitInterval: 100 * time.Millisecond,
+		SessionTimeout: 2 * time.Second, HeartbeatInterval: 200 * time.Millisecond, RebalanceTimeout: 2 * time.Second,
+		ShutdownTimeout: 10 * time.Second,
+	}
+}
+
+// runningWorker is a worker under test.
+type runningWorker struct {
+	w       *Worker
+	metrics *metrics.Metrics
+	stop    context.CancelFunc
+	done    chan error
+	once    sync.Once
+}
+
+// start runs a worker until the test ends (or stop is called).
+func (h *harness) start(cfg Config, clock window.Clock) *runningWorker {
+	h.t.Helper()
+	m := metrics.New(prometheus.NewRegistry(), "test")
+	w, err := NewWorker(cfg, h.emb, h.out, m, testLogger(h.t), clock)
+	if err != nil {
+		h.t.Fatalf("NewWorker: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	rw := &runningWorker{w: w, metrics: m, stop: cancel, done: make(chan error, 1)}
+	go func() { rw.done <- w.Run(ctx) }()
+	h.t.Cleanup(func() { rw.shutdown(h.t) })
+	return rw
+}
+
+// shutdown stops the worker cleanly and waits for it.
+func (rw *runningWorker) shutdown(t *testing.T) {
+	t.Helper()
+	rw.once.Do(func() {
+		rw.stop()
+		select {
+		case err := <-rw.done:
+			if err != nil {
+				t.Errorf("worker Run: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Errorf("worker did not stop within 30s")
+		}
+	})
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	if os.Getenv("DISTFEAT_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// produce publishes batches in the given format, split into records of chunk points.
+func (h *harness) produce(format string, chunk int, batches ...schema.Batch) {
+	h.t.Helper()
+	pw := producer.NewPointWriter(producer.WriterConfig{Brokers: h.env.Brokers, Topic: h.env.Points, Format: format, Dim: h.emb.Dim()})
+	defer pw.Close()
+	var parts []schema.Batch
+	for _, b := range batches {
+		parts = append(parts, producer.Split(b, chunk)...)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := pw.Write(ctx, parts...); err != nil {
+		h.t.Fatalf("produce: %v", err)
+	}
+}
+
+// produceRaw publishes records as given (for poison records).
+func (h *harness) produceRaw(msgs ...kafka.Message) {
+	h.t.Helper()
+	w := &kafka.Writer{Addr: kafka.TCP(h.env.Brokers...), Topic: h.env.Points, Balancer: &kafka.Murmur2Balancer{Consistent: true},
+		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond}
+	defer w.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := w.WriteMessages(ctx, msgs...); err != nil {
+		h.t.Fatalf("produce raw: %v", err)
+	}
+}
+
+// collector reads a topic (all partitions) from the beginning in the background.
+type collector struct {
+	mu   sync.Mutex
+	msgs []kafka.Message
+	cond *sync.Cond
+}
+
+func (h *harness) collect(topic string) *collector {
+	h.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &collector{}
+	c.cond = sync.NewCond(&c.mu)
+	client := &kafka.Client{Addr: kafka.TCP(h.env.Brokers...)}
+	md, err := client.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
+	if err != nil || len(md.Topics) != 1 {
+		h.t.Fatalf("metadata %s: %v", topic, err)
+	}
+	var wg sync.WaitGroup
+	for _, p := range md.Topics[0].Partitions {
+		r := kafka.NewReader(kafka.ReaderConfig{Brokers: h.env.Brokers, Topic: topic, Partition: p.ID, MinBytes: 1, MaxBytes: 16 << 20, MaxWait: 50 * time.Millisecond})
+		if err := r.SetOffset(kafka.FirstOffset); err != nil {
+			h.t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer r.Close()
+			for {
+				m, err := r.ReadMessage(ctx)
+				if err != nil {
+					return
+				}
+				c.mu.Lock()
+				c.msgs = append(c.msgs, m)
+				c.cond.Broadcast()
+				c.mu.Unlock()
+			}
+		}()
+	}
+	h.t.Cleanup(func() { cancel(); wg.Wait() })
+	return c
+}
+
+// waitFor blocks until pred holds over the collected messages or the timeout passes.
+func (c *collector) waitFor(t *testing.T, timeout time.Duration, what string, pred func([]kafka.Message) bool) []kafka.Message {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		c.mu.Lock()
+		msgs := append([]kafka.Message(nil), c.msgs...)
+		c.mu.Unlock()
+		if pred(msgs) {
+			return msgs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s (have %d messages)", timeout, what, len(msgs))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// snapshot returns the messages collected so far.
+func (c *collector) snapshot() []kafka.Message {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]kafka.Message(nil), c.msgs...)
+}
+
+// distinctKeys counts distinct (key, window-id) pairs.
+func distinctWindows(msgs []kafka.Message) int {
+	seen := map[string]bool{}
+	for _, m := range msgs {
+		seen[string(m.Key)+"\x00"+headerOf(m, "window-id")] = true
+	}
+	return len(seen)
+}
+
+func headerOf(m kafka.Message, key string) string {
+	for _, h := range m.Headers {
+		if h.Key == key {
+			return string(h.Value)
+		}
+	}
+	return ""
+}
+
+// byWindow groups output messages by (key, window-id) and fails on any two deliveries of the
+// same window with different bytes.
+func byWindow(t *testing.T, msgs []kafka.Message) map[string]kafka.Message {
+	t.Helper()
+	out := map[string]kafka.Message{}
+	for _, m := range msgs {
+		id := string(m.Key) + "/" + headerOf(m, "window-id")
+		if prev, ok := out[id]; ok && string(prev.Value) != string(m.Value) {
+			t.Errorf("window %s delivered twice with different bytes", id)
+		}
+		out[id] = m
+	}
+	return out
+}
+
+// sortedKeys returns map keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// testutilCounter reads a counter or gauge.
+func testutilCounter(c prometheus.Collector) float64 { return testutil.ToFloat64(c) }

@@ -1,0 +1,406 @@
+package consumer
+
+import (
+	"bytes"
+
+	"fmt"
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/ipc"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"math"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/window"
+)
+
+// randomSets draws n sets of `points` uniform points in [0,1]² with the frozen RNG.
+func randomSets(seed uint64, prefix string, n, points int, t0 int64) []schema.Batch {
+	rng := embedding.NewRNG(seed, "consumer-test")
+	out := make([]schema.Batch, n)
+	for i := range out {
+		pts := make([]float64, 2*points)
+		for j := range pts {
+			pts[j] = rng.Float64()
+		}
+		out[i] = schema.Batch{Set: fmt.Sprintf("%s-%03d", prefix, i), Points: pts, N: points, EventTime: t0 + int64(i), End: true}
+	}
+	return out
+}
+
+// offline is the `distfeat embed` path for one whole set.
+func (h *harness) offline(t *testing.T, b schema.Batch) [][]float32 {
+	t.Helper()
+	u := make([]float64, len(b.Points))
+	if _, err := h.emb.Normalize(u, b.Points); err != nil {
+		t.Fatal(err)
+	}
+	return h.emb.Embed(u)
+}
+
+// TestEndToEndBitIdentical: sets produced as JSON and as Arrow come back as Arrow feature
+// records whose vectors are bit-identical to the offline embedding of the same points.
+func TestEndToEndBitIdentical(t *testing.T) {
+	h := newHarness(t, 4, smallSpec)
+	features := h.collect(h.env.Features)
+	h.start(h.config("e2e", window.Config{}), nil)
+
+	jsonSets := randomSets(1, "json", 6, 700, 1_700_000_000_000)
+	arrowSets := randomSets(2, "arrow", 6, 700, 1_700_000_000_000)
+	h.produce("json", 250, jsonSets...)
+	h.produce("arrow", 300, arrowSets...)
+	all := append(append([]schema.Batch(nil), jsonSets...), arrowSets...)
+
+	msgs := features.waitFor(t, 60*time.Second, "12 windows", func(m []kafka.Message) bool { return distinctWindows(m) >= len(all) })
+	got := map[string]kafka.Message{}
+	for _, m := range byWindow(t, msgs) {
+		got[string(m.Key)] = m
+	}
+	for _, b := range all {
+		m, ok := got[b.Set]
+		if !ok {
+			t.Errorf("set %s: no feature record", b.Set)
+			continue
+		}
+		if ct := headerOf(m, "content-type"); ct != schema.ContentTypeArrow {
+			t.Errorf("set %s: content-type %q", b.Set, ct)
+		}
+		if id := headerOf(m, "spec-id"); id != h.emb.Spec().ID() {
+			t.Errorf("set %s: spec-id %q, want %q", b.Set, id, h.emb.Spec().ID())
+		}
+		recs, cols, err := schema.DecodeFeatures(m.Value)
+		if err != nil || len(recs) != 1 {
+			t.Fatalf("set %s: decode: %v (%d rows)", b.Set, err, len(recs))
+		}
+		r := recs[0]
+		if r.Set != b.Set || r.N != int64(b.N) || r.SpecID != h.emb.Spec().ID() {
+			t.Errorf("set %s: got set=%q n=%d spec=%q", b.Set, r.Set, r.N, r.SpecID)
+		}
+		if strconv.FormatUint(r.Seq, 10) != headerOf(m, "window-id") {
+			t.Errorf("set %s: seq %d disagrees with window-id header %q", b.Set, r.Seq, headerOf(m, "window-id"))
+		}
+		want := h.offline(t, b)
+		if len(cols) != len(want) {
+			t.Fatalf("columns %v, want %d vectors", cols, len(want))
+		}
+		for c := range want {
+			for j := range want[c] {
+				if math.Float32bits(want[c][j]) != math.Float32bits(r.Vectors[c][j]) {
+					t.Fatalf("set %s column %s[%d]: worker %v, embed %v (not bit-identical)", b.Set, cols[c], j, r.Vectors[c][j], want[c][j])
+				}
+			}
+		}
+	}
+}
+
+// TestDeadLetters sends one poison record per reason between valid sets on the same
+// partition: each poison record lands on the DLQ with the DESIGN §4 headers, and every valid
+// window is still delivered.
+func TestDeadLetters(t *testing.T) {
+	h := newHarness(t, 1, smallSpec)
+	features := h.collect(h.env.Features)
+	dlq := h.collect(h.env.DLQ)
+	cfg := h.config("dlq", window.Config{})
+	cfg.MaxMessageBytes = 64 << 10
+	h.start(cfg, nil)
+
+	arrowNaN := arrowPoints(t, "p-nan", []float64{0.1, math.NaN()})
+	valid, err := schema.EncodeArrow(2, []schema.Batch{{Set: "p-trunc", Points: []float64{0.1, 0.2, 0.3, 0.4}, N: 2, End: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := make([]byte, 300)
+	for i := range long {
+		long[i] = 'k'
+	}
+	big := make([]byte, 0, 70<<10)
+	big = append(big, `{"points":[`...)
+	for len(big) < 66<<10 {
+		big = append(big, `[0.5,0.5],`...)
+	}
+	big = append(big, `[0.5,0.5]],"end":true}`...)
+	json := func(key, value string) kafka.Message { return kafka.Message{Key: []byte(key), Value: []byte(value)} }
+	arrow := func(key string, v []byte) kafka.Message {
+		return kafka.Message{Key: []byte(key), Value: v, Headers: []kafka.Header{{Key: "content-type", Value: []byte(schema.ContentTypeArrow)}}}
+	}
+	poison := []struct {
+		reason string
+		msg    kafka.Message
+	}{
+		{schema.ReasonDecode, json("p-malformed", `{"points": [[0.1, 0.2]`)},
+		{schema.ReasonDecode, arrow("p-trunc", valid[:len(valid)/2])},
+		{schema.ReasonDim, json("p-dim", `{"points": [[0.1, 0.2, 0.3]], "end": true}`)},
+		{schema.ReasonNonFinite, arrow("p-nan", arrowNaN)},
+		{schema.ReasonNonFinite, json("p-inf", `{"points": [[1e999, 0.2]], "end": true}`)},
+		{schema.ReasonSetMismatch, json("p-key", `{"set": "other", "points": [[0.1, 0.2]], "end": true}`)},
+		{schema.ReasonTooLarge, json(string(long), `{"points": [[0.1, 0.2]], "end": true}`)},
+		{schema.ReasonTooLarge, json("p-big", string(big))},
+	}
+	sets := randomSets(3, "ok", len(poison)+1, 50, 1_700_000_000_000)
+	for i, p := range poison {
+		h.produce("json", 1000, sets[i])
+		h.produceRaw(p.msg)
+	}
+	h.produce("json", 1000, sets[len(poison)])
+
+	dl := dlq.waitFor(t, 60*time.Second, "dead letters", func(m []kafka.Message) bool { return len(m) >= len(poison) })
+	features.waitFor(t, 60*time.Second, "valid windows", func(m []kafka.Message) bool { return distinctWindows(m) >= len(sets) })
+	if len(dl) != len(poison) {
+		t.Errorf("%d dead letters, want %d", len(dl), len(poison))
+	}
+	for i, p := range poison {
+		if i >= len(dl) {
+			break
+		}
+		m := dl[i] // one partition: DLQ order = input order
+		if got := headerOf(m, "error"); got != p.reason {
+			t.Errorf("poison %d (%s): error header %q, want %q (detail %q)", i, p.msg.Key, got, p.reason, headerOf(m, "error-detail"))
+		}
+		if headerOf(m, "error-detail") == "" {
+			t.Errorf("poison %d: empty error-detail", i)
+		}
+		if headerOf(m, "source-topic") != h.env.Points || headerOf(m, "source-partition") != "0" {
+			t.Errorf("poison %d: source headers %q/%q", i, headerOf(m, "source-topic"), headerOf(m, "source-partition"))
+		}
+		if _, err := strconv.ParseInt(headerOf(m, "source-offset"), 10, 64); err != nil {
+			t.Errorf("poison %d: source-offset %q", i, headerOf(m, "source-offset"))
+		}
+		if string(m.Key) != string(p.msg.Key) || string(m.Value) != string(p.msg.Value) {
+			t.Errorf("poison %d: key/value not preserved", i)
+		}
+		if ct := headerOf(p.msg, "content-type"); ct != "" && headerOf(m, "content-type") != ct {
+			t.Errorf("poison %d: original headers not preserved", i)
+		}
+	}
+}
+
+// TestRejectOutOfBounds: with out_of_bounds=reject, a record with a point outside the
+// bounds is dead-lettered and the rest flows.
+func TestRejectOutOfBounds(t *testing.T) {
+	spec := `{"version":1,"seed":7,"dim":2,"bounds":{"lo":[0,0],"hi":[1,1]},"out_of_bounds":"reject",
+	  "families":[{"name":"mmd","kind":"mmd","features":32,"bandwidth":0.2}]}`
+	h := newHarness(t, 1, spec)
+	features := h.collect(h.env.Features)
+	dlq := h.collect(h.env.DLQ)
+	h.start(h.config("oob", window.Config{}), nil)
+	h.produceRaw(kafka.Message{Key: []byte("bad"), Value: []byte(`{"points": [[0.5, 0.5], [1.5, 0.5]], "end": true}`)})
+	h.produce("json", 100, randomSets(4, "ok", 2, 20, 1)...)
+	dl := dlq.waitFor(t, 30*time.Second, "dead letter", func(m []kafka.Message) bool { return len(m) >= 1 })
+	if got := headerOf(dl[0], "error"); got != schema.ReasonOutOfBounds {
+		t.Errorf("error header %q, want out_of_bounds", got)
+	}
+	features.waitFor(t, 30*time.Second, "2 windows", func(m []kafka.Message) bool { return distinctWindows(m) >= 2 })
+}
+
+// TestWindowModesThroughWorker checks count, time and session windows end to end.
+func TestWindowModesThroughWorker(t *testing.T) {
+	const t0 = 1_700_000_000_000
+	cases := []struct {
+		name    string
+		cfg     window.Config
+		batches []schema.Batch
+		want    map[string][]int64 // set → points per window, in seq order
+	}{
+		{
+			name: "count",
+			cfg:  window.Config{Mode: "count", Size: 100, IdleTimeout: time.Minute},
+			batches: func() []schema.Batch {
+				b := randomSets(5, "c", 1, 250, t0)
+				return b
+			}(),
+			want: map[string][]int64{"c-000": {100, 100, 50}},
+		},
+		{
+			name: "time",
+			cfg:  window.Config{Mode: "time", Size: 10_000, IdleTimeout: time.Minute},
+			batches: []schema.Batch{
+				{Set: "t", Points: []float64{0.1, 0.1, 0.2, 0.2}, N: 2, EventTime: t0},
+				{Set: "t", Points: []float64{0.3, 0.3}, N: 1, EventTime: t0 + 5_000},
+				{Set: "t", Points: []float64{0.4, 0.4}, N: 1, EventTime: t0 + 12_000},
+				{Set: "t", Points: []float64{0.5, 0.5}, N: 1, EventTime: t0 + 31_000},
+			},
+			// [t0-(t0%10s) …) windows: the first two records share one, the third the next;
+			// the fourth advances the watermark past both (the last stays open).
+			want: nil,
+		},
+		{
+			name: "session",
+			cfg:  window.Config{Mode: "session", Gap: 1_000, IdleTimeout: time.Minute},
+			batches: []schema.Batch{
+				{Set: "s", Points: []float64{0.1, 0.1}, N: 1, EventTime: t0},
+				{Set: "s", Points: []float64{0.2, 0.2}, N: 1, EventTime: t0 + 500},
+				{Set: "s", Points: []float64{0.3, 0.3}, N: 1, EventTime: t0 + 5_000},
+				{Set: "s", Points: []float64{0.4, 0.4}, N: 1, EventTime: t0 + 9_000},
+			},
+			want: map[string][]int64{"s": {2, 1}},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, 1, smallSpec)
+			features := h.collect(h.env.Features)
+			h.start(h.config("modes-"+tc.name, tc.cfg), nil)
+			h.produce("json", 60, tc.batches...)
+			want := tc.want
+			if want == nil { // time: compute the expected tumbling windows
+				counts := map[int64]int64{}
+				var order []int64
+				for _, b := range tc.batches {
+					start := b.EventTime - b.EventTime%tc.cfg.Size
+					if _, ok := counts[start]; !ok {
+						order = append(order, start)
+					}
+					counts[start] += int64(b.N)
+				}
+				var closed []int64
+				last := tc.batches[len(tc.batches)-1].EventTime
+				for _, s := range order {
+					if s+tc.cfg.Size <= last {
+						closed = append(closed, counts[s])
+					}
+				}
+				want = map[string][]int64{"t": closed}
+			}
+			total := 0
+			for _, w := range want {
+				total += len(w)
+			}
+			msgs := features.waitFor(t, 30*time.Second, fmt.Sprintf("%d windows", total), func(m []kafka.Message) bool { return distinctWindows(m) >= total })
+			got := map[string][]int64{}
+			for _, id := range sortedWindowIDs(byWindow(t, msgs)) {
+				recs, _, err := schema.DecodeFeatures(id.msg.Value)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got[recs[0].Set] = append(got[recs[0].Set], recs[0].N)
+			}
+			for set, w := range want {
+				if fmt.Sprint(got[set]) != fmt.Sprint(w) {
+					t.Errorf("set %s: window sizes %v, want %v", set, got[set], w)
+				}
+			}
+		})
+	}
+}
+
+type windowMsg struct {
+	seq uint64
+	msg kafka.Message
+}
+
+// sortedWindowIDs orders messages by set then seq.
+func sortedWindowIDs(m map[string]kafka.Message) []windowMsg {
+	var out []windowMsg
+	for _, k := range sortedKeys(m) {
+		seq, _ := strconv.ParseUint(headerOf(m[k], "window-id"), 10, 64)
+		out = append(out, windowMsg{seq: seq, msg: m[k]})
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && string(out[j].msg.Key) == string(out[j-1].msg.Key) && out[j].seq < out[j-1].seq; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+// TestIdleExpiry: a set that never sends end is emitted after the idle timeout.
+func TestIdleExpiry(t *testing.T) {
+	h := newHarness(t, 1, smallSpec)
+	features := h.collect(h.env.Features)
+	rw := h.start(h.config("idle", window.Config{Mode: "set", IdleTimeout: 300 * time.Millisecond}), nil)
+	b := randomSets(6, "idle", 1, 40, 1)[0]
+	b.End = false
+	h.produce("json", 100, b)
+	msgs := features.waitFor(t, 30*time.Second, "idle window", func(m []kafka.Message) bool { return len(m) >= 1 })
+	recs, _, err := schema.DecodeFeatures(msgs[0].Value)
+	if err != nil || recs[0].N != 40 {
+		t.Fatalf("idle window: %v n=%v", err, recs)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for testutilCounter(rw.metrics.WindowsEmitted.WithLabelValues("idle")) < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("windows_emitted_total{reason=idle} not incremented")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestShutdownCommitsAndResumes: a clean stop commits everything; a restarted worker in the
+// same group emits nothing again, and new sets flow.
+func TestShutdownCommitsAndResumes(t *testing.T) {
+	h := newHarness(t, 2, smallSpec)
+	features := h.collect(h.env.Features)
+	rw := h.start(h.config("resume", window.Config{}), nil)
+	h.produce("json", 100, randomSets(7, "a", 6, 30, 1)...)
+	features.waitFor(t, 30*time.Second, "6 windows", func(m []kafka.Message) bool { return distinctWindows(m) >= 6 })
+	rw.shutdown(t)
+
+	h.start(h.config("resume", window.Config{}), nil)
+	h.produce("json", 100, randomSets(8, "b", 3, 30, 1)...)
+	features.waitFor(t, 30*time.Second, "9 windows", func(m []kafka.Message) bool { return distinctWindows(m) >= 9 })
+	time.Sleep(500 * time.Millisecond)
+	if n := len(features.snapshot()); n != 9 {
+		t.Errorf("%d feature records after a clean restart, want 9 (no re-emission)", n)
+	}
+}
+
+// TestScaleOut: three workers in one group over eight partitions share the work and every
+// window arrives; any duplicate is byte-identical.
+func TestScaleOut(t *testing.T) {
+	h := newHarness(t, 8, smallSpec)
+	features := h.collect(h.env.Features)
+	var workers []*runningWorker
+	for i := 0; i < 3; i++ {
+		workers = append(workers, h.start(h.config("scale", window.Config{}), nil))
+	}
+	sets := randomSets(9, "s", 48, 200, 1)
+	h.produce("arrow", 100, sets...)
+	msgs := features.waitFor(t, 90*time.Second, "48 windows", func(m []kafka.Message) bool { return distinctWindows(m) >= len(sets) })
+	byWindow(t, msgs)
+	busy := 0
+	for _, w := range workers {
+		if testutilCounter(w.metrics.Points) > 0 {
+			busy++
+		}
+	}
+	if busy < 2 {
+		t.Errorf("only %d of 3 workers processed points; the group did not share the partitions", busy)
+	}
+}
+
+// arrowPoints encodes one Arrow input record with the arrow library directly (EncodeArrow
+// refuses non-finite values, but a third-party producer may send them).
+func arrowPoints(t *testing.T, set string, pts []float64) []byte {
+	t.Helper()
+	mem := memory.NewGoAllocator()
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "set", Type: arrow.BinaryTypes.String},
+		{Name: "x", Type: arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Float64)},
+	}, nil)
+	b := array.NewRecordBuilder(mem, sc)
+	defer b.Release()
+	n := len(pts) / 2
+	for i := 0; i < n; i++ {
+		b.Field(0).(*array.StringBuilder).Append(set)
+		lb := b.Field(1).(*array.FixedSizeListBuilder)
+		lb.Append(true)
+		lb.ValueBuilder().(*array.Float64Builder).AppendValues(pts[2*i:2*i+2], nil)
+	}
+	rec := b.NewRecord()
+	defer rec.Release()
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(sc))
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}

@@ -1,0 +1,351 @@
+package embedding
+
+import (
+	"fmt"
+	"math"
+)
+
+// Fuglede measures of the hdd divergences (DESIGN §3.3).
+//
+// A 1-homogeneous negative-definite κ on ℝ≥0 has the representation (Fuglede 2005)
+//
+//	κ(x, y) = ∫_{λ≥0} |x^{½+iλ} − y^{½+iλ}|² dμ(λ),
+//
+// and with Z = μ(ℝ≥0), κ(x, y) = Z·E_{λ~μ/Z}|x^{½+iλ} − y^{½+iλ}|². The measures below are
+// the ones that reproduce κ; the tables printed in the AAAI paper and the thesis have 1+λ²
+// where 1+4λ² is needed (and δ(λ=1) for Hellinger) and are wrong. fuglede_test.go checks
+// the identity numerically for every divergence.
+//
+//	js        κ = ½x ln(2x/(x+y)) + ½y ln(2y/(x+y))   dμ = dλ/(cosh(πλ)(1+4λ²))   Z = ½ ln 2
+//	hellinger κ = ½(√x − √y)²                        μ = ½δ₀                     Z = ½
+//	tv        κ = |x − y|                             dμ = (4/π) dλ/(1+4λ²)       Z = 1
+//
+// Derivation sketch (x = eᵗ, y = e⁻ᵗ): |x^{½+iλ} − y^{½+iλ}|² = 2cosh t − 2cos(2λt), so
+// κ(eᵗ, e⁻ᵗ) = 2Z cosh t − 2∫cos(2λt)dμ. For tv, 2|sinh t| = 2cosh t − 2e^{−|t|} and
+// (4/π)∫₀^∞ cos(2λt)/(1+4λ²) dλ = e^{−|t|}; for hellinger, ½(e^{t/2} − e^{−t/2})² =
+// cosh t − 1 = 2·½·cosh t − 2·½·cos(0). The js measure is checked numerically only.
+
+// divergence selects the κ of an hdd family.
+type divergence int
+
+const (
+	divJS divergence = iota
+	divHellinger
+	divTV
+)
+
+// parseDivergence maps the spec's `divergence` value to a divergence.
+func parseDivergence(s string) (divergence, error) {
+	switch s {
+	case "js", "":
+		return divJS, nil
+	case "hellinger":
+		return divHellinger, nil
+	case "tv":
+		return divTV, nil
+	}
+	return 0, fmt.Errorf("unknown divergence %q (want js, hellinger or tv)", s)
+}
+
+func (v divergence) String() string {
+	switch v {
+	case divJS:
+		return "js"
+	case divHellinger:
+		return "hellinger"
+	case divTV:
+		return "tv"
+	}
+	return fmt.Sprintf("divergence(%d)", int(v))
+}
+
+// mass is Z = μ(ℝ≥0).
+func (v divergence) mass() float64 {
+	switch v {
+	case divJS:
+		return 0.5 * math.Ln2
+	case divHellinger:
+		return 0.5
+	default:
+		return 1
+	}
+}
+
+// kappa is κ(x, y) for x, y ≥ 0.
+func (v divergence) kappa(x, y float64) float64 {
+	switch v {
+	case divJS:
+		s := x + y
+		if s == 0 {
+			return 0
+		}
+		k := 0.0
+		if x > 0 {
+			k += 0.5 * x * math.Log(2*x/s)
+		}
+		if y > 0 {
+			k += 0.5 * y * math.Log(2*y/s)
+		}
+		return k
+	case divHellinger:
+		d := math.Sqrt(x) - math.Sqrt(y)
+		return 0.5 * d * d
+	default:
+		return math.Abs(x - y)
+	}
+}
+
+// measureDensity is dμ/dλ at λ ≥ 0 for the absolutely continuous measures (js, tv). The
+// hellinger measure is an atom at 0 and has no density: it returns 0.
+func (v divergence) measureDensity(lambda float64) float64 {
+	switch v {
+	case divJS:
+		return jsDensity(lambda)
+	case divTV:
+		return (4 / math.Pi) / (1 + 4*lambda*lambda)
+	default:
+		return 0
+	}
+}
+
+// jsDensity is 1/(cosh(πλ)(1+4λ²)) = 2e^{−πλ}/((1+e^{−2πλ})(1+4λ²)), λ ≥ 0, evaluated with
+// the portable exponential so that the λ quantiles are identical on every amd64 CPU.
+func jsDensity(lambda float64) float64 {
+	e := expPortable(-math.Pi * lambda)
+	return 2 * e / ((1 + e*e) * (1 + 4*lambda*lambda))
+}
+
+// lambdaSampler evaluates the CDF F and quantile F⁻¹ of the normalised measure μ/Z.
+type lambdaSampler struct {
+	div divergence
+	// js only: cumulative ∫₀^{k·jsPanel} f at panel boundaries k = 0..jsPanels, and the
+	// Gauss–Legendre rule used inside panels.
+	cum    []float64
+	gx, gw []float64
+}
+
+const (
+	// jsPanel is the width of a quadrature panel for the js CDF. The integrand f(λ) =
+	// 1/(cosh(πλ)(1+4λ²)) is analytic in the strip |Im λ| < ½ (its nearest singularity is
+	// the double pole at ±i/2), so an n-point Gauss–Legendre rule on a panel of half-width
+	// w = 1/8 converges like ρ^{−2n} with ρ = ½/w + √((½/w)²+1) ≈ 8.1: 12 nodes give
+	// ~1e-22 relative error per panel, far below float64 resolution.
+	jsPanel  = 0.25
+	jsNodes  = 12
+	jsPanels = 64 // covers λ ∈ [0, 16]; the mass beyond 16 is < 2e^{−16π}/(π·1025) ≈ 1e-25
+)
+
+func newLambdaSampler(div divergence) *lambdaSampler {
+	s := &lambdaSampler{div: div}
+	if div == divJS {
+		s.gx, s.gw = gaussLegendre(jsNodes)
+		s.cum = make([]float64, jsPanels+1)
+		for k := 0; k < jsPanels; k++ {
+			a := float64(k) * jsPanel
+			s.cum[k+1] = s.cum[k] + s.integrate(a, a+jsPanel)
+		}
+	}
+	return s
+}
+
+// integrate is ∫_a^b jsDensity by the sampler's Gauss–Legendre rule (b − a ≤ jsPanel).
+func (s *lambdaSampler) integrate(a, b float64) float64 {
+	h, m := 0.5*(b-a), 0.5*(a+b)
+	sum := 0.0
+	for i, x := range s.gx {
+		sum += s.gw[i] * jsDensity(m+h*x)
+	}
+	return h * sum
+}
+
+// cdf is F(λ) = μ([0, λ])/Z.
+func (s *lambdaSampler) cdf(lambda float64) float64 {
+	if lambda < 0 {
+		return 0
+	}
+	switch s.div {
+	case divHellinger:
+		return 1
+	case divTV:
+		return (2 / math.Pi) * math.Atan(2*lambda)
+	}
+	z := s.div.mass()
+	k := int(lambda / jsPanel)
+	if k >= jsPanels {
+		return math.Min(1, s.cum[jsPanels]/z)
+	}
+	a := float64(k) * jsPanel
+	return (s.cum[k] + s.integrate(a, lambda)) / z
+}
+
+// quantile is F⁻¹(q) for q ∈ [0, 1): the smallest λ ≥ 0 with F(λ) ≥ q.
+//
+//   - hellinger: 0 (μ/Z = δ₀).
+//   - tv: F(λ) = (2/π)·atan(2λ), so F⁻¹(q) = ½·tan(πq/2) (λ = ½|Cauchy|).
+//   - js: no closed form; F is tabulated at panel boundaries by Gauss–Legendre quadrature,
+//     the panel holding q is found by binary search, and inside it Newton's method on
+//     F(λ) − q (F' = f/Z > 0) runs with bisection safeguards to full float64 accuracy.
+//     Every step is deterministic.
+func (s *lambdaSampler) quantile(q float64) float64 {
+	if !(q > 0) {
+		return 0
+	}
+	switch s.div {
+	case divHellinger:
+		return 0
+	case divTV:
+		if q >= 1 {
+			return math.Inf(1)
+		}
+		return 0.5 * math.Tan(0.5*math.Pi*q)
+	}
+	z := s.div.mass()
+	target := q * z
+	if target >= s.cum[jsPanels] {
+		return float64(jsPanels) * jsPanel
+	}
+	// Largest k with cum[k] ≤ target.
+	lo, hi := 0, jsPanels
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if s.cum[mid] <= target {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	a, b := float64(lo)*jsPanel, float64(lo+1)*jsPanel
+	// g(λ) = ∫_{a0}^λ f − (target − cum[lo]) is increasing on [a, b], g(a) ≤ 0 < g(b).
+	a0 := a
+	need := target - s.cum[lo]
+	x := a + jsPanel*need/(s.cum[lo+1]-s.cum[lo]) // start from the linear interpolant
+	for iter := 0; iter < 100; iter++ {
+		g := s.integrate(a0, x) - need
+		if g == 0 {
+			return x
+		}
+		if g > 0 {
+			b = x
+		} else {
+			a = x
+		}
+		// Newton step (f > 0 everywhere), falling back to bisection outside (a, b).
+		nx := x - g/jsDensity(x)
+		if !(nx > a && nx < b) {
+			nx = 0.5 * (a + b)
+		}
+		if math.Abs(nx-x) <= 0x1p-52*nx {
+			return nx
+		}
+		x = nx
+	}
+	return x
+}
+
+// drawLambdas returns the M frequencies of an hdd family: stratified quantiles
+// λ_j = F⁻¹((j−½)/M), or i.i.d. draws F⁻¹(U_j) with U_j uniform from rng (the paper's
+// sampling). For hellinger every λ is 0.
+func drawLambdas(div divergence, m int, iid bool, rng *RNG) []float64 {
+	s := newLambdaSampler(div)
+	out := make([]float64, m)
+	for j := range out {
+		var q float64
+		if iid {
+			q = rng.Float64()
+		} else {
+			q = (float64(j) + 0.5) / float64(m)
+		}
+		out[j] = s.quantile(q)
+	}
+	return out
+}
+
+// gaussLegendre returns the nodes and weights of the n-point Gauss–Legendre rule on
+// [−1, 1], computed by Newton's method on the Legendre polynomial P_n (deterministic,
+// accurate to a few ulps).
+func gaussLegendre(n int) (x, w []float64) {
+	x, w = make([]float64, n), make([]float64, n)
+	for i := 0; i < (n+1)/2; i++ {
+		// Tricomi's initial guess for the i-th largest root.
+		z := math.Cos(math.Pi * (float64(i) + 0.75) / (float64(n) + 0.5))
+		var dp float64
+		for iter := 0; iter < 100; iter++ {
+			p0, p1 := 1.0, z
+			for k := 2; k <= n; k++ {
+				p0, p1 = p1, ((2*float64(k)-1)*z*p1-(float64(k)-1)*p0)/float64(k)
+			}
+			if n == 1 {
+				p0, p1 = 1, z
+			}
+			dp = float64(n) * (z*p1 - p0) / (z*z - 1)
+			dz := p1 / dp
+			z -= dz
+			if math.Abs(dz) < 1e-16 {
+				break
+			}
+		}
+		// Recompute the derivative at the converged root for the weight.
+		p0, p1 := 1.0, z
+		for k := 2; k <= n; k++ {
+			p0, p1 = p1, ((2*float64(k)-1)*z*p1-(float64(k)-1)*p0)/float64(k)
+		}
+		if n == 1 {
+			p0 = 1
+		}
+		dp = float64(n) * (z*p1 - p0) / (z*z - 1)
+		wt := 2 / ((1 - z*z) * dp * dp)
+		x[i], x[n-1-i] = -z, z
+		w[i], w[n-1-i] = wt, wt
+	}
+	if n%2 == 1 {
+		x[n/2] = 0
+	}
+	return x, w
+}
+
+// expPortable is eˣ computed in pure Go (the fdlibm algorithm of Go's portable math.exp).
+// math.Exp on amd64 uses an assembly kernel that switches to FMA instructions when the CPU
+// has them, so its last bit can differ between machines; compile-time quantities that
+// enter features (KDE weights, js λ quantiles) use this function instead.
+func expPortable(x float64) float64 {
+	const (
+		ln2Hi     = 6.93147180369123816490e-01
+		ln2Lo     = 1.90821492927058770002e-10
+		log2e     = 1.44269504088896338700e+00
+		overflow  = 7.09782712893383973096e+02
+		underflow = -7.45133219101941108420e+02
+		nearZero  = 1.0 / (1 << 28)
+
+		p1 = 1.66666666666666657415e-01
+		p2 = -2.77777777770155933842e-03
+		p3 = 6.61375632143793436117e-05
+		p4 = -1.65339022054652515390e-06
+		p5 = 4.13813679705723846039e-08
+	)
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 1):
+		return x
+	case math.IsInf(x, -1):
+		return 0
+	case x > overflow:
+		return math.Inf(1)
+	case x < underflow:
+		return 0
+	case -nearZero < x && x < nearZero:
+		return 1 + x
+	}
+	var k int
+	switch {
+	case x < 0:
+		k = int(log2e*x - 0.5)
+	case x > 0:
+		k = int(log2e*x + 0.5)
+	}
+	hi := x - float64(k)*ln2Hi
+	lo := float64(k) * ln2Lo
+	r := hi - lo
+	t := r * r
+	c := r - t*(p1+t*(p2+t*(p3+t*(p4+t*p5))))
+	y := 1 - ((lo - (r*c)/(2-c)) - hi)
+	return math.Ldexp(y, k)
+}

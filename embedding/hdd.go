@@ -1,0 +1,697 @@
+package embedding
+
+import (
+	"fmt"
+	"math"
+	"sync"
+)
+
+// The hdd family: random features for kernels K = exp(−ρ²(p,q)/(2σ²)) on homogeneous
+// density distances ρ²(p,q) = ∫ κ(p(x), q(x)) dx (DESIGN §3.3; paper §3, thesis §4.3).
+//
+// Sketch: the window's points linearly binned onto the G+2 nodes per axis described in
+// kde.go — a (G+2)^d grid in joint mode, d separate lines of G+2 in marginal mode —
+// as fixed-point int64 weights. Each point contributes exactly 2³² in total (the last
+// corner gets the remainder of the rounded others), so merging is integer addition and
+// streaming = batch = merged halves bit for bit. Memory is independent of n.
+//
+// Finalisation, per grid (the joint grid, or each marginal line):
+//
+//  1. p̂: binned Gaussian KDE at the G^gd midpoints (kde.go), normalised to mean 1 (it
+//     integrates to 1 by the midpoint rule), floored at density_floor. An empty window
+//     has no mass and gets the uniform density p̂ ≡ 1, for which g_λ(1) = 0: A = 0 and
+//     the features are z(0) = √(2/D)·[0, 1, 0, 1, …].
+//  2. For each λ_j (fuglede.go: stratified quantiles or seeded i.i.d. draws of μ/Z),
+//     g_λ(p̂) = √Z c_λ (p̂^{½+iλ} − 1), c_λ = (−½+iλ)/(½+iλ) = (λ²−¼+iλ)/(λ²+¼), with
+//     p̂^{½+iλ} = √p̂·(cos(λ ln p̂) + i sin(λ ln p̂)); ln p̂ and √p̂ are computed once per
+//     cell and reused across λs (a cell with p̂ = 0, possible only with density_floor 0,
+//     takes the limit p̂^{½+iλ} = 0).
+//  3. Re and Im of g_λ are projected onto the cosine basis V (basis.go) by the midpoint
+//     rule a_α(f) = G^{−gd} Σ_c φ_α(u_c) f(u_c), one axis at a time with a G×(maxIndex+1)
+//     table (projPlan); the first contraction uses φ's mirror symmetry about ½ to halve
+//     its work. Midpoint-sampled cosines with index < G are exactly orthogonal (DCT-II),
+//     so the map is a partial isometry and ‖A(p)−A(q)‖² ≤ the discrete L2 distance.
+//  4. A = M^{−½}[a(Re g_λ1), a(Im g_λ1), …, a(Re g_λM), a(Im g_λM)] ∈ ℝ^{2M|V|}, so that
+//     ‖A(p)−A(q)‖² ≈ (1/M)Σ_j ‖g_λj(p) − g_λj(q)‖²_{L2} ≈ ρ²(p,q). Marginal mode
+//     concatenates the d per-dimension blocks: ‖A−A′‖² ≈ Σ_j ρ²(p_j, q_j).
+//  5. Output z(A): random Fourier features with ω ~ N(0, σ⁻² I) drawn from
+//     NewRNG(seed, name), and optionally A itself as `<name>_coef`.
+//
+// Hellinger's measure is an atom at 0, so all M λs are 0: the M blocks of A are identical
+// copies of [a(Re g_0), a(Im g_0) = 0], each scaled by M^{−½}, and ‖A−A′‖² is exact in λ
+// for any M (the duplicates cost only RFF input width; they are computed once).
+
+// Limits that keep a spec from compiling into an unusable family.
+const (
+	// maxHDDCells bounds the cells of one grid (G^gd): 2²⁴ cells is 128 MiB of sketch.
+	maxHDDCells = 1 << 24
+	// maxRFFWeights bounds the RFF matrix (D/2 × 2M|V|·grids): 2²⁷ float64 = 1 GiB.
+	maxRFFWeights = 1 << 27
+	// fixedOne is the total fixed-point weight of one point (1.0 · 2³²).
+	fixedOne = int64(1) << 32
+	// maxJointDim bounds d in joint mode (G ≥ 2 and the cell limit imply d ≤ 24 anyway).
+	maxJointDim = 24
+)
+
+// hddFamily is a compiled hdd family; it is read-only after compileHDD and shared by all
+// sketches and goroutines (finalisation scratch comes from pool).
+type hddFamily struct {
+	name     string
+	dim      int  // point dimension d
+	marginal bool // one 1-D grid per dimension
+	g        int  // cells per axis G
+	gd       int  // axes per grid: d (joint) or 1 (marginal)
+	ngrids   int  // 1 (joint) or d (marginal)
+	cells    int  // G^gd midpoints per grid
+	padCells int  // (G+2)^gd binning nodes per grid
+	strides  []int
+	floor    float64
+	div      divergence
+	lambdas  []float64
+	cr, ci   []float64 // √(Z/M)·c_λj, real and imaginary parts
+	needLog  bool      // some λ ≠ 0
+	kde      *kdeAxis
+	plan     *projPlan
+	nv       int // |V|
+	blockLen int // 2M|V|: A's length per grid
+	coefLen  int // blockLen·ngrids
+	rff      *rff
+	coef     bool
+	cols     []Column
+	pool     sync.Pool // *hddScratch
+}
+
+// compileHDD compiles spec.Families[idx] (kind hdd) of a validated, defaulted spec. It
+// re-checks what it relies on and returns a *SpecError naming the field otherwise.
+func compileHDD(spec *Spec, idx int) (family, error) {
+	fam := &spec.Families[idx]
+	bad := func(field, format string, args ...any) error {
+		return hddSpecError(fmt.Sprintf("families[%d].%s", idx, field), fmt.Sprintf(format, args...))
+	}
+	d := spec.Dim
+	if d < 1 {
+		return nil, hddSpecError("dim", "must be ≥ 1")
+	}
+	f := &hddFamily{name: fam.Name, dim: d, g: fam.Grid, coef: fam.Coefficients}
+
+	div, err := parseDivergence(fam.Divergence)
+	if err != nil {
+		return nil, bad("divergence", "%v", err)
+	}
+	f.div = div
+
+	switch fam.Mode {
+	case "joint":
+	case "marginal":
+		f.marginal = true
+	case "":
+		f.marginal = d > 3
+	default:
+		return nil, bad("mode", "must be joint or marginal, not %q", fam.Mode)
+	}
+	if f.marginal {
+		f.gd, f.ngrids = 1, d
+	} else {
+		f.gd, f.ngrids = d, 1
+		if d > maxJointDim {
+			return nil, bad("mode", "joint mode supports dim ≤ %d (dim is %d); use marginal", maxJointDim, d)
+		}
+	}
+
+	if f.g < 2 {
+		return nil, bad("grid", "must be ≥ 2")
+	}
+	if f.cells, err = checkedPow(f.g, f.gd, maxHDDCells); err != nil {
+		return nil, bad("grid", "grid^%d cells exceed the limit %d (%v); lower grid or use marginal mode", f.gd, maxHDDCells, err)
+	}
+	if f.padCells, err = checkedPow(f.g+2, f.gd, 2*maxHDDCells); err != nil {
+		return nil, bad("grid", "(grid+2)^%d binning nodes exceed the limit (%v)", f.gd, err)
+	}
+	f.strides = make([]int, f.gd)
+	for j := range f.strides {
+		f.strides[j] = ipow(f.g+2, f.gd-1-j)
+	}
+
+	if fam.Basis < 1 {
+		return nil, bad("basis", "must be ≥ 1")
+	}
+	basis := cosineIndices(f.gd, fam.Basis)
+	if mi := maxIndex(basis); mi >= f.g {
+		// cos(π m u) sampled at G midpoints aliases for m ≥ G (m = G vanishes, G < m < 2G
+		// repeats 2G−m with the opposite sign), which would double-count coefficients.
+		return nil, bad("basis", "needs cosine index %d per axis, which a grid of %d cells cannot resolve (need grid > %d)", mi, f.g, mi)
+	}
+	f.nv = len(basis)
+	f.plan = newProjPlan(f.g, basis)
+
+	m := fam.Lambdas
+	if m < 1 {
+		return nil, bad("lambdas", "must be ≥ 1")
+	}
+	var iid bool
+	switch fam.LambdaSampling {
+	case "stratified", "":
+	case "iid":
+		iid = true
+	default:
+		return nil, bad("lambda_sampling", "must be stratified or iid, not %q", fam.LambdaSampling)
+	}
+	f.lambdas = drawLambdas(div, m, iid, NewRNG(spec.Seed, fam.Name+"/lambda"))
+	scale := math.Sqrt(div.mass() / float64(m))
+	f.cr, f.ci = make([]float64, m), make([]float64, m)
+	for j, l := range f.lambdas {
+		den := l*l + 0.25
+		f.cr[j] = scale * (l*l - 0.25) / den
+		f.ci[j] = scale * l / den
+		if math.IsInf(l, 0) { // unreachable for q < 1; keep |c_λ| = 1 regardless
+			f.cr[j], f.ci[j] = scale, 0
+		}
+		if l != 0 {
+			f.needLog = true
+		}
+	}
+
+	h := fam.KDEBandwidth
+	if !(h > 0) || math.IsInf(h, 0) {
+		return nil, bad("kde_bandwidth", "must be > 0")
+	}
+	var reflect bool
+	switch fam.Boundary {
+	case "reflect", "":
+		reflect = true
+	case "none":
+	default:
+		return nil, bad("boundary", "must be reflect or none, not %q", fam.Boundary)
+	}
+	f.kde = newKDEAxis(f.g, h, reflect)
+
+	if !(fam.DensityFloor >= 0) || math.IsInf(fam.DensityFloor, 0) {
+		return nil, bad("density_floor", "must be ≥ 0")
+	}
+	f.floor = fam.DensityFloor
+
+	if fam.Features < 2 || fam.Features%2 != 0 {
+		return nil, bad("features", "must be an even number ≥ 2")
+	}
+	if !(fam.Sigma > 0) || math.IsInf(fam.Sigma, 0) {
+		return nil, bad("sigma", "must be > 0")
+	}
+	f.blockLen = 2 * m * f.nv
+	f.coefLen = f.blockLen * f.ngrids
+	if w := fam.Features / 2; f.coefLen > maxRFFWeights/w {
+		return nil, bad("features", "the random Fourier matrix would hold %d×%d weights (limit %d); lower features, basis or lambdas", w, f.coefLen, maxRFFWeights)
+	}
+	f.rff = newRFF(NewRNG(spec.Seed, fam.Name), f.coefLen, fam.Features, fam.Sigma)
+
+	f.cols = []Column{{Name: fam.Name, Family: fam.Name, Len: fam.Features}}
+	if f.coef {
+		f.cols = append(f.cols, Column{Name: fam.Name + "_coef", Family: fam.Name, Len: f.coefLen})
+	}
+	f.pool.New = func() any { return f.newScratch() }
+	return f, nil
+}
+
+// hddSpecError reports a bad field. TEMPORARY until spec.go defines SpecError.
+func hddSpecError(field, msg string) error { return fmt.Errorf("spec: %s: %s", field, msg) }
+
+func (f *hddFamily) columns() []Column { return f.cols }
+
+func (f *hddFamily) newSketch() familySketch {
+	return &hddSketch{f: f, counts: make([]int64, f.ngrids*f.padCells)}
+}
+
+// hddScratch is the finalisation workspace of one goroutine.
+type hddScratch struct {
+	tmpA, tmpB []float64 // KDE intermediates, padCells each
+	dens       []float64 // ngrids·cells
+	sq, lnp    []float64 // √p̂ and ln p̂ per cell
+	fr, fi     []float64 // Re and Im of g_λ per cell
+	proj       projScratch
+	a          []float64 // A
+}
+
+func (f *hddFamily) newScratch() *hddScratch {
+	return &hddScratch{
+		tmpA: make([]float64, f.padCells),
+		tmpB: make([]float64, f.padCells),
+		dens: make([]float64, f.ngrids*f.cells),
+		sq:   make([]float64, f.cells),
+		lnp:  make([]float64, f.cells),
+		fr:   make([]float64, f.cells),
+		fi:   make([]float64, f.cells),
+		proj: f.plan.newScratch(),
+		a:    make([]float64, f.coefLen),
+	}
+}
+
+// hddSketch holds a window's binned counts. Not safe for concurrent use.
+type hddSketch struct {
+	f      *hddFamily
+	counts []int64 // ngrids × padCells fixed-point node weights
+}
+
+func (s *hddSketch) add(u []float64, d int) {
+	switch {
+	case s.f.marginal || d == 1:
+		s.addMarginal(u, d)
+	case d == 2:
+		s.add2(u)
+	default:
+		s.addJoint(u, d)
+	}
+}
+
+// addMarginal bins each coordinate on its own line (also joint mode for d = 1).
+func (s *hddSketch) addMarginal(u []float64, d int) {
+	g := float64(s.f.g)
+	n := s.f.g + 2
+	c := s.counts[:d*n]
+	for i := 0; i+d <= len(u); i += d {
+		pt := u[i : i+d]
+		for j, x := range pt {
+			p, w := binCoord(x, g)
+			f1 := toFixed(w)
+			b := j*n + p
+			c[b] += fixedOne - f1
+			c[b+1] += f1
+		}
+	}
+}
+
+// add2 is the joint d = 2 fast path of addJoint (same weights, same corner that takes
+// the rounding remainder, so both are bit-identical; TestHDDBinningPaths checks it).
+func (s *hddSketch) add2(u []float64) {
+	g := float64(s.f.g)
+	n := s.f.g + 2
+	c := s.counts[:n*n]
+	for i := 0; i+2 <= len(u); i += 2 {
+		px, wx := binCoord(u[i], g)
+		py, wy := binCoord(u[i+1], g)
+		f01 := toFixed((1 - wx) * wy)
+		f10 := toFixed(wx * (1 - wy))
+		f11 := toFixed(wx * wy)
+		b := px*n + py
+		c[b] += fixedOne - f01 - f10 - f11
+		c[b+1] += f01
+		c[b+n] += f10
+		c[b+n+1] += f11
+	}
+}
+
+// addJoint bins points onto the (G+2)^d nodes: corner bits select node p_j+1 (bit set,
+// weight w_j) or p_j (weight 1−w_j) per axis, axis 0 in the highest bit. Corners
+// 1..2^d−1 are rounded with toFixed; corner 0 takes the remainder so each point adds
+// exactly 2³².
+func (s *hddSketch) addJoint(u []float64, d int) {
+	f := s.f
+	g := float64(f.g)
+	c := s.counts
+	var w1 [maxJointDim]float64
+	ncorner := 1 << d
+	for i := 0; i+d <= len(u); i += d {
+		base := 0
+		for j := 0; j < d; j++ {
+			p, w := binCoord(u[i+j], g)
+			base += p * f.strides[j]
+			w1[j] = w
+		}
+		rem := fixedOne
+		for corner := 1; corner < ncorner; corner++ {
+			wt, off := 1.0, 0
+			for j := 0; j < d; j++ {
+				if corner>>(d-1-j)&1 == 1 {
+					wt *= w1[j]
+					off += f.strides[j]
+				} else {
+					wt *= 1 - w1[j]
+				}
+			}
+			fx := toFixed(wt)
+			rem -= fx
+			c[base+off] += fx
+		}
+		c[base] += rem
+	}
+}
+
+func (s *hddSketch) merge(other familySketch) {
+	o := other.(*hddSketch)
+	oc := o.counts[:len(s.counts)]
+	for i := range s.counts {
+		s.counts[i] += oc[i]
+	}
+}
+
+func (s *hddSketch) reset() { clear(s.counts) }
+
+func (s *hddSketch) sizeBytes() int { return 8*len(s.counts) + 48 }
+
+func (s *hddSketch) finalize(n int64, out [][]float32) {
+	f := s.f
+	sc := f.pool.Get().(*hddScratch)
+	defer f.pool.Put(sc)
+	f.densities(sc.dens, s.counts, n, sc)
+	for k := 0; k < f.ngrids; k++ {
+		f.coefficients(sc.a[k*f.blockLen:(k+1)*f.blockLen], sc.dens[k*f.cells:(k+1)*f.cells], sc)
+	}
+	rffApplyFast(f.rff, sc.a, out[0])
+	if f.coef {
+		dst := out[1][:len(sc.a)]
+		for i, v := range sc.a {
+			dst[i] = float32(v)
+		}
+	}
+}
+
+// densities computes every grid's normalised, floored density p̂ from binned counts.
+func (f *hddFamily) densities(dst []float64, counts []int64, n int64, sc *hddScratch) {
+	for k := 0; k < f.ngrids; k++ {
+		dens := dst[k*f.cells : (k+1)*f.cells]
+		if n == 0 {
+			for i := range dens {
+				dens[i] = 1
+			}
+			continue
+		}
+		f.kde.kdeMass(dens, counts[k*f.padCells:(k+1)*f.padCells], f.gd, sc.tmpA, sc.tmpB)
+		normalizeDensity(dens, f.floor)
+	}
+}
+
+// coefficients writes one grid's block A (2M|V|) for density values dens at its
+// midpoints. It does not renormalise dens: tests feed exact densities through it.
+func (f *hddFamily) coefficients(a, dens []float64, sc *hddScratch) {
+	nv := f.nv
+	sq, lnp, fr, fi := sc.sq[:len(dens)], sc.lnp[:len(dens)], sc.fr[:len(dens)], sc.fi[:len(dens)]
+	for c, p := range dens {
+		sq[c] = math.Sqrt(p)
+	}
+	if f.needLog {
+		for c, p := range dens {
+			l := 0.0 // p = 0: p^{½+iλ} = 0 = √p·e^{i·0}
+			if p > 0 {
+				l = math.Log(p)
+			}
+			lnp[c] = l
+		}
+	}
+	for j, lam := range f.lambdas {
+		blk := a[2*j*nv : 2*(j+1)*nv]
+		if j > 0 && lam == f.lambdas[j-1] {
+			copy(blk, a[2*(j-1)*nv:2*j*nv])
+			continue
+		}
+		cr, ci := f.cr[j], f.ci[j]
+		if lam == 0 {
+			// p^{½} − 1 is real; c_0 = −1, so Im g_0 ≡ 0.
+			for c, s := range sq {
+				fr[c] = cr * (s - 1)
+			}
+			f.plan.project(blk[:nv], fr, &sc.proj)
+			clear(blk[nv:])
+			continue
+		}
+		for c, l := range lnp {
+			sn, cs := sincos(lam * l)
+			s := sq[c]
+			re, im := s*cs-1, s*sn
+			fr[c] = cr*re - ci*im
+			fi[c] = ci*re + cr*im
+		}
+		f.plan.project2(blk[:nv], blk[nv:], fr, fi, &sc.proj)
+	}
+}
+
+// coefficientsFromDensity returns A for density values given directly at the midpoints of
+// every grid (ngrids·cells values, no KDE, no normalisation, no floor). Tests use it to
+// check the projection against exact densities.
+func (f *hddFamily) coefficientsFromDensity(dens []float64) []float64 {
+	sc := f.pool.Get().(*hddScratch)
+	defer f.pool.Put(sc)
+	a := make([]float64, f.coefLen)
+	for k := 0; k < f.ngrids; k++ {
+		f.coefficients(a[k*f.blockLen:(k+1)*f.blockLen], dens[k*f.cells:(k+1)*f.cells], sc)
+	}
+	return a
+}
+
+// projPlan projects a function sampled at the G^gd midpoints onto the cosine basis V by
+// the midpoint rule, contracting one axis at a time from the last. Step j contracts axis
+// j: its outputs are the distinct suffixes (α_j, …, α_{gd−1}) of V, each a (table row
+// m = α_j, suffix index src in step j+1's outputs) pair; step 0's outputs are V in order.
+type projPlan struct {
+	g, gd int
+	half  int         // ⌈G/2⌉
+	th    [][]float64 // th[m][c] = c(m)·cos(π m (c+½)/G)/G for c < ⌈G/2⌉
+	t     [][]float64 // the full rows, c < G, exactly mirror-symmetric: t[m][G−1−c] = (−1)^m t[m][c]
+	steps []projStep
+}
+
+type projStep struct{ m, src []int }
+
+type projScratch struct {
+	plus, minus, plus2, minus2 []float64
+	step, step2                [][]float64 // outputs of steps 1..gd−1 (step2 for project2's second function)
+}
+
+func newProjPlan(g int, basis [][]int) *projPlan {
+	gd := len(basis[0])
+	k := maxIndex(basis)
+	p := &projPlan{g: g, gd: gd, half: (g + 1) / 2}
+	p.th, p.t = make([][]float64, k+1), make([][]float64, k+1)
+	for m := 0; m <= k; m++ {
+		p.th[m], p.t[m] = make([]float64, p.half), make([]float64, g)
+		for c := 0; c < p.half; c++ {
+			v := cosineFactor(m, (float64(c)+0.5)/float64(g)) / float64(g)
+			if g%2 == 1 && c == p.half-1 && m%2 == 1 {
+				v = 0 // cos(πm/2) for odd m: exactly zero at the centre cell
+			}
+			p.th[m][c] = v
+			p.t[m][c] = v
+			if m%2 == 1 {
+				v = -v
+			}
+			p.t[m][g-1-c] = v
+		}
+	}
+	p.steps = make([]projStep, gd)
+	prev := map[string]int{fmt.Sprint([]int{}): 0}
+	for j := gd - 1; j >= 0; j-- {
+		cur := map[string]int{}
+		var st projStep
+		for _, a := range basis {
+			key := fmt.Sprint(a[j:])
+			if _, ok := cur[key]; ok {
+				continue
+			}
+			cur[key] = len(st.m)
+			st.m = append(st.m, a[j])
+			st.src = append(st.src, prev[fmt.Sprint(a[j+1:])])
+		}
+		p.steps[j] = st
+		prev = cur
+	}
+	return p
+}
+
+func (p *projPlan) newScratch() projScratch {
+	s := projScratch{
+		plus: make([]float64, p.half), minus: make([]float64, p.half),
+		plus2: make([]float64, p.half), minus2: make([]float64, p.half),
+		step: make([][]float64, p.gd), step2: make([][]float64, p.gd),
+	}
+	for j := 1; j < p.gd; j++ {
+		s.step[j] = make([]float64, ipow(p.g, j)*len(p.steps[j].m))
+		s.step2[j] = make([]float64, ipow(p.g, j)*len(p.steps[j].m))
+	}
+	return s
+}
+
+// project writes the |V| coefficients of fn (G^gd values, last axis fastest) into dst.
+func (p *projPlan) project(dst, fn []float64, sc *projScratch) {
+	g := p.g
+	// Innermost axis: Σ_c t[m][c]·x[c] = Σ_{c<G/2} t[m][c]·(x[c] ± x[G−1−c]) (+ centre).
+	j := p.gd - 1
+	st := &p.steps[j]
+	ns := len(st.m)
+	rows := len(fn) / g
+	out := dst
+	if j > 0 {
+		out = sc.step[j][:rows*ns]
+	}
+	plus, minus := sc.plus, sc.minus
+	for o := 0; o < rows; o++ {
+		line := fn[o*g : (o+1)*g]
+		for c := 0; c < g/2; c++ {
+			a, b := line[c], line[g-1-c]
+			plus[c], minus[c] = a+b, a-b
+		}
+		if g%2 == 1 {
+			plus[p.half-1], minus[p.half-1] = line[p.half-1], line[p.half-1]
+		}
+		o2 := out[o*ns : (o+1)*ns]
+		for s, m := range st.m {
+			v := plus
+			if m&1 == 1 {
+				v = minus
+			}
+			o2[s] = dot(p.th[m], v)
+		}
+	}
+	cur, nsIn := out, ns
+	// Remaining axes, gathering the needed suffix column with stride nsIn.
+	for j := p.gd - 2; j >= 0; j-- {
+		st := &p.steps[j]
+		ns := len(st.m)
+		rows := ipow(g, j)
+		out := dst
+		if j > 0 {
+			out = sc.step[j][:rows*ns]
+		}
+		for o := 0; o < rows; o++ {
+			in := cur[o*g*nsIn : (o+1)*g*nsIn]
+			for s, m := range st.m {
+				t := p.t[m]
+				col := in[st.src[s]:]
+				var a0, a1 float64
+				c := 0
+				for ; c+2 <= g; c += 2 {
+					a0 += t[c] * col[c*nsIn]
+					a1 += t[c+1] * col[(c+1)*nsIn]
+				}
+				if c < g {
+					a0 += t[c] * col[c*nsIn]
+				}
+				out[o*ns+s] = a0 + a1
+			}
+		}
+		cur, nsIn = out, ns
+	}
+}
+
+// rffApplyFast is (*rff).apply with dotFast: the same operations in the same order, so the
+// output is bit-identical (TestHDDRFFApplyFast), about 1.4× faster.
+func rffApplyFast(m *rff, a []float64, out []float32) {
+	half := m.out / 2
+	scale := math.Sqrt(2 / float64(m.out))
+	a = a[:m.in]
+	out = out[:2*half]
+	for r := 0; r < half; r++ {
+		theta := dotFast(m.omega[r*m.in:(r+1)*m.in], a)
+		s, c := math.Sincos(theta)
+		out[2*r] = float32(scale * s)
+		out[2*r+1] = float32(scale * c)
+	}
+}
+
+// dotFast computes exactly what dot computes (four partial sums over i mod 4, the tail
+// into the first, ((s0+s1)+(s2+s3))) with bounds checks hoisted out of the loop.
+func dotFast(x, y []float64) float64 {
+	y = y[:len(x)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		xx := x[i : i+4 : i+4]
+		yy := y[i : i+4 : i+4]
+		s0 += xx[0] * yy[0]
+		s1 += xx[1] * yy[1]
+		s2 += xx[2] * yy[2]
+		s3 += xx[3] * yy[3]
+	}
+	for ; i < len(x); i++ {
+		s0 += x[i] * y[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// dot2 is (Σ t·x, Σ t·y) over len(t), two partial sums each.
+func dot2(t, x, y []float64) (float64, float64) {
+	x, y = x[:len(t)], y[:len(t)]
+	var a0, a1, b0, b1 float64
+	i := 0
+	for ; i+2 <= len(t); i += 2 {
+		tt := t[i : i+2 : i+2]
+		xx := x[i : i+2 : i+2]
+		yy := y[i : i+2 : i+2]
+		a0 += tt[0] * xx[0]
+		b0 += tt[0] * yy[0]
+		a1 += tt[1] * xx[1]
+		b1 += tt[1] * yy[1]
+	}
+	if i < len(t) {
+		a0 += t[i] * x[i]
+		b0 += t[i] * y[i]
+	}
+	return a0 + a1, b0 + b1
+}
+
+// project2 projects two functions at once (Re and Im of g_λ) sharing the table loads;
+// for each it computes exactly what project computes up to the order of partial sums.
+func (p *projPlan) project2(dstR, dstI, fr, fi []float64, sc *projScratch) {
+	g := p.g
+	j := p.gd - 1
+	st := &p.steps[j]
+	ns := len(st.m)
+	rows := len(fr) / g
+	outR, outI := dstR, dstI
+	if j > 0 {
+		outR, outI = sc.step[j][:rows*ns], sc.step2[j][:rows*ns]
+	}
+	plusR, minusR, plusI, minusI := sc.plus, sc.minus, sc.plus2, sc.minus2
+	for o := 0; o < rows; o++ {
+		lr := fr[o*g : (o+1)*g]
+		li := fi[o*g : (o+1)*g]
+		for c := 0; c < g/2; c++ {
+			a, b := lr[c], lr[g-1-c]
+			plusR[c], minusR[c] = a+b, a-b
+			a, b = li[c], li[g-1-c]
+			plusI[c], minusI[c] = a+b, a-b
+		}
+		if g%2 == 1 {
+			h := p.half - 1
+			plusR[h], minusR[h], plusI[h], minusI[h] = lr[h], lr[h], li[h], li[h]
+		}
+		oR, oI := outR[o*ns:(o+1)*ns], outI[o*ns:(o+1)*ns]
+		for s, m := range st.m {
+			vr, vi := plusR, plusI
+			if m&1 == 1 {
+				vr, vi = minusR, minusI
+			}
+			oR[s], oI[s] = dot2(p.th[m], vr, vi)
+		}
+	}
+	curR, curI, nsIn := outR, outI, ns
+	for j := p.gd - 2; j >= 0; j-- {
+		st := &p.steps[j]
+		ns := len(st.m)
+		rows := ipow(g, j)
+		outR, outI := dstR, dstI
+		if j > 0 {
+			outR, outI = sc.step[j][:rows*ns], sc.step2[j][:rows*ns]
+		}
+		for o := 0; o < rows; o++ {
+			inR := curR[o*g*nsIn : (o+1)*g*nsIn]
+			inI := curI[o*g*nsIn : (o+1)*g*nsIn]
+			for s, m := range st.m {
+				t := p.t[m]
+				k := st.src[s]
+				var a0, a1, b0, b1 float64
+				c := 0
+				for ; c+2 <= g; c += 2 {
+					i0, i1 := c*nsIn+k, (c+1)*nsIn+k
+					a0 += t[c] * inR[i0]
+					b0 += t[c] * inI[i0]
+					a1 += t[c+1] * inR[i1]
+					b1 += t[c+1] * inI[i1]
+				}
+				if c < g {
+					i0 := c*nsIn + k
+					a0 += t[c] * inR[i0]
+					b0 += t[c] * inI[i0]
+				}
+				outR[o*ns+s], outI[o*ns+s] = a0+a1, b0+b1
+			}
+		}
+		curR, curI, nsIn = outR, outI, ns
+	}
+}

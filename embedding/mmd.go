@@ -1,0 +1,133 @@
+package embedding
+
+import (
+	"math"
+)
+
+// mmdFamily is a compiled `mmd` family (DESIGN §3.1): the mean embedding of the window in
+// the random Fourier feature space of the Gaussian kernel exp(−‖u−v‖²/(2·bandwidth²)).
+//
+// Draws: ω_r ~ N(0, bandwidth⁻² I_d), made with NewRNG(seed, name) in the order r = 0..D/2−1,
+// j = 0..d−1 (ω_rj = Normal()/bandwidth). Features: z(u) = √(2/D)·[sin ω_r·u, cos ω_r·u]_r,
+// interleaved (sin of frequency r at index 2r, its cosine at 2r+1).
+//
+// Sketch: per frequency, the fixed-point sums Σ_i toFixed(sin ω_r·u_i) and
+// Σ_i toFixed(cos ω_r·u_i) (terms are not pre-scaled by √(2/D)), plus the window's count.
+// Finalize: z̄ = √(2/D)·(sum·2⁻³²/n). Optional second stage (rbf_sigma, rbf_features): the
+// random Fourier features of z̄ for exp(−‖z̄−z̄′‖²/(2·rbf_sigma²)), drawn with
+// NewRNG(seed, name+"/rbf"); the output is then that vector (length rbf_features).
+//
+// An empty window (n = 0) finalises to all zeros, with or without the second stage.
+type mmdFamily struct {
+	name     string
+	d        int
+	features int       // D
+	half     int       // D/2 frequencies
+	hp       int       // half rounded up to mmdLanes
+	omega    []float64 // ω_jr at omega[j*hp+r]; padded frequencies are 0
+	scale    float64   // √(2/D)
+	path     mmdPath
+	rbf      *rff // nil without the second stage
+	cols     []Column
+}
+
+// compileMMD draws an mmd family's frequencies.
+func compileMMD(spec *Spec, idx int) (*mmdFamily, error) {
+	f := &spec.Families[idx]
+	d := spec.Dim
+	half := f.Features / 2
+	hp := (half + mmdLanes - 1) / mmdLanes * mmdLanes
+	m := &mmdFamily{
+		name:     f.Name,
+		d:        d,
+		features: f.Features,
+		half:     half,
+		hp:       hp,
+		omega:    make([]float64, d*hp),
+		scale:    math.Sqrt(2 / float64(f.Features)),
+		path:     mmdBestPath(),
+	}
+	rng := NewRNG(spec.Seed, f.Name)
+	maxTheta := 0.0
+	for r := 0; r < half; r++ {
+		sum := 0.0
+		for j := 0; j < d; j++ {
+			w := rng.Normal() / f.Bandwidth
+			m.omega[j*hp+r] = w
+			sum += math.Abs(w)
+		}
+		maxTheta = max(maxTheta, sum)
+	}
+	// |ω·u| ≤ Σ_j |ω_j| on [0,1]^d. Frequencies beyond the polynomial kernel's range (a
+	// bandwidth below ~1e-11) are served by the slow exact path rather than wrong values.
+	if !(maxTheta <= sincosMaxArg) {
+		m.path = mmdPathExact
+	}
+	outLen := f.Features
+	if f.RBFFeatures > 0 {
+		m.rbf = newRFF(NewRNG(spec.Seed, f.Name+"/rbf"), f.Features, f.RBFFeatures, f.RBFSigma)
+		outLen = f.RBFFeatures
+	}
+	m.cols = []Column{{Name: f.Name, Family: f.Name, Len: outLen}}
+	return m, nil
+}
+
+// mmdBestPath is the fastest kernel this machine supports.
+func mmdBestPath() mmdPath {
+	for _, p := range []mmdPath{mmdPathAVX512, mmdPathAVX2} {
+		if mmdPathSupported(p) {
+			return p
+		}
+	}
+	return mmdPathPortable
+}
+
+func (m *mmdFamily) columns() []Column { return m.cols }
+
+func (m *mmdFamily) newSketch() familySketch {
+	return &mmdSketch{fam: m, acc: make([]int64, 2*m.hp)}
+}
+
+// mmdSketch holds the fixed-point sums: sines in acc[:hp], cosines in acc[hp:].
+type mmdSketch struct {
+	fam *mmdFamily
+	acc []int64
+}
+
+func (s *mmdSketch) add(u []float64, d int) {
+	mmdAccumulate(s.fam.path, s.fam.omega, u, d, s.fam.hp, s.acc)
+}
+
+func (s *mmdSketch) merge(other familySketch) {
+	o := other.(*mmdSketch)
+	for i, v := range o.acc {
+		s.acc[i] += v
+	}
+}
+
+func (s *mmdSketch) reset() { clear(s.acc) }
+
+func (s *mmdSketch) sizeBytes() int { return 8*len(s.acc) + 64 }
+
+func (s *mmdSketch) finalize(n int64, out [][]float32) {
+	m := s.fam
+	dst := out[0]
+	if n == 0 {
+		clear(dst)
+		return
+	}
+	fn := float64(n)
+	if m.rbf == nil {
+		for r := 0; r < m.half; r++ {
+			dst[2*r] = float32(m.scale * (fromFixed(s.acc[r]) / fn))
+			dst[2*r+1] = float32(m.scale * (fromFixed(s.acc[m.hp+r]) / fn))
+		}
+		return
+	}
+	zbar := make([]float64, m.features)
+	for r := 0; r < m.half; r++ {
+		zbar[2*r] = m.scale * (fromFixed(s.acc[r]) / fn)
+		zbar[2*r+1] = m.scale * (fromFixed(s.acc[m.hp+r]) / fn)
+	}
+	m.rbf.apply(zbar, dst)
+}

@@ -1,0 +1,109 @@
+package embedding
+
+import "math"
+
+// Deterministic sine and cosine.
+//
+// The mmd sketch evaluates D/2 sines and cosines per point, and math.Sincos is far too slow
+// for that (and, being compiled Go, may fuse multiply-adds differently on other
+// architectures or GOAMD64 levels, so its last bit is not portable). distfeat therefore uses
+// its own kernel, written once in Go (this file) and once in amd64 assembly (AVX2+FMA and
+// AVX-512): every path performs the same IEEE operations in the same order, with fused
+// multiply-adds exactly where the assembly uses VFMADD (math.FMA here) and plain rounded
+// operations elsewhere (explicit float64 conversions forbid implicit fusion), so all paths
+// agree bit for bit on every machine.
+//
+// Algorithm, for an argument θ:
+//
+//  1. Quadrant: t = fma(θ, 2/π, 1.5·2⁵²) rounds θ·2/π to the nearest integer k, held in the
+//     low mantissa bits of t (so q = bits(t) mod 4 is k mod 4); k = t − 1.5·2⁵² exactly.
+//  2. Cody–Waite reduction by π/2 with a two-part constant: r = fma(−k, P1, θ) (exact for
+//     the arguments we see, see below), r = fma(−k, P2, r). |r| ≤ π/4 (+ a hair for huge θ).
+//  3. z = r², sin r = r + (r·z)·S(z), cos r = 1 + z·(−½ + z·C(z)) with the Cephes minimax
+//     coefficients (those of Go's math.sin), Horner with FMA.
+//  4. Quadrant fix-up: swap when q is odd, negate sin when q&2, negate cos when (q+1)&2.
+//
+// Accuracy: ≤ 2e-16 absolute on the reduced range; overall ≲ 1e-15 absolute against the
+// correctly rounded sin/cos of the same float64 θ for |θ| ≤ sincosMaxArg (2⁴⁰ ≈ 1.1e12),
+// verified by TestSincosAccuracy up to that bound. The mmd features only ever see
+// |θ| ≤ Σ_j |ω_j| for u ∈ [0,1]^d, which is < 100 for bandwidth 0.1; a family whose
+// draws could exceed sincosMaxArg (an absurdly small bandwidth) is compiled to the scalar
+// path that calls sincos, which falls back to math.Sincos beyond the bound. Past 2⁵¹·π/2 the
+// quadrant rounding of step 1 breaks down, so the polynomial path must never see such θ.
+const sincosMaxArg = 1 << 40
+
+// Constants of the kernel. The assembly (mmd_amd64.s) holds the same bit patterns; the
+// bit-identity test fails if they ever differ.
+const (
+	twoOverPi = 0.636619772367581343075535053490057448 // 2/π, 0x3FE45F306DC9C883
+	pio2Hi    = 1.57079632679489655800e+00             // π/2 rounded, 0x3FF921FB54442D18
+	pio2Lo    = 6.12323399573676603587e-17             // π/2 − pio2Hi, 0x3C91A62633145C07
+
+	sinC0 = 1.58962301576546568060e-10  // 0x3DE5D8FD1FD19CCD
+	sinC1 = -2.50507477628578072866e-8  // 0xBE5AE5E5A9291F5D
+	sinC2 = 2.75573136213857245213e-6   // 0x3EC71DE3567D48A1
+	sinC3 = -1.98412698295895385996e-4  // 0xBF2A01A019BFDF03
+	sinC4 = 8.33333333332211858878e-3   // 0x3F8111111110F7D0
+	sinC5 = -1.66666666666666307295e-1  // 0xBFC5555555555548
+	cosC0 = -1.13585365213876817300e-11 // 0xBDA8FA49A0861A9B
+	cosC1 = 2.08757008419747316778e-9   // 0x3E21EE9D7B4E3F05
+	cosC2 = -2.75573141792967388112e-7  // 0xBE927E4F7EAC4BC6
+	cosC3 = 2.48015872888517045348e-5   // 0x3EFA01A019C844F5
+	cosC4 = -1.38888888888730564116e-3  // 0xBF56C16C16C14F91
+	cosC5 = 4.16666666666665929218e-2   // 0x3FA555555555554B
+)
+
+// sincosPoly is the kernel of every path: sin θ and cos θ for |θ| ≤ sincosMaxArg. It must
+// stay operation-for-operation identical to the assembly in mmd_amd64.s.
+func sincosPoly(theta float64) (sin, cos float64) {
+	t := math.FMA(theta, twoOverPi, fixedMagic)
+	q := math.Float64bits(t)
+	k := float64(t - fixedMagic)
+	r := math.FMA(-k, pio2Hi, theta)
+	r = math.FMA(-k, pio2Lo, r)
+	z := float64(r * r)
+
+	ps := math.FMA(sinC0, z, sinC1)
+	ps = math.FMA(ps, z, sinC2)
+	ps = math.FMA(ps, z, sinC3)
+	ps = math.FMA(ps, z, sinC4)
+	ps = math.FMA(ps, z, sinC5)
+
+	pc := math.FMA(cosC0, z, cosC1)
+	pc = math.FMA(pc, z, cosC2)
+	pc = math.FMA(pc, z, cosC3)
+	pc = math.FMA(pc, z, cosC4)
+	pc = math.FMA(pc, z, cosC5)
+	pc = math.FMA(pc, z, -0.5)
+	c := math.FMA(pc, z, 1)
+
+	rz := float64(r * z)
+	s := math.FMA(ps, rz, r)
+
+	if q&1 != 0 {
+		s, c = c, s
+	}
+	if q&2 != 0 {
+		s = -s
+	}
+	if (q+1)&2 != 0 {
+		c = -c
+	}
+	return s, c
+}
+
+// sincos returns sin θ and cos θ, deterministically on every platform for |θ| ≤
+// sincosMaxArg (the polynomial kernel); beyond it, math.Sincos (accurate, but its last bit
+// may depend on the architecture). NaN and ±Inf give NaN.
+func sincos(theta float64) (sin, cos float64) {
+	if math.Abs(theta) <= sincosMaxArg {
+		return sincosPoly(theta)
+	}
+	return math.Sincos(theta)
+}
+
+// cosPi returns cos(π·x) through the deterministic kernel.
+func cosPi(x float64) float64 {
+	_, c := sincos(float64(math.Pi * x))
+	return c
+}

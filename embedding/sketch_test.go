@@ -1,0 +1,329 @@
+package embedding
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testSpecs are the specs the sketch tests run on: the default (mmd, hdd, l2) and one with
+// the optional second stages (mmd rbf, l2 rff) in 3 dimensions.
+func testSpecs(t testing.TB) map[string]*Spec {
+	t.Helper()
+	stages, err := ParseSpec([]byte(`{"dim": 3, "seed": 9, "families": [
+		{"name": "mmd_rbf", "kind": "mmd", "features": 256, "bandwidth": 0.2, "rbf_sigma": 0.7, "rbf_features": 128},
+		{"name": "l2_rff", "kind": "l2", "basis": 40, "sigma": 0.3, "features": 64},
+		{"name": "mmd", "kind": "mmd", "features": 100, "bandwidth": 0.05},
+		{"name": "l2", "kind": "l2", "basis": 30}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]*Spec{"default": DefaultSpec(), "stages": stages}
+}
+
+func mustNew(t testing.TB, s *Spec) *Embedder {
+	t.Helper()
+	e, err := New(s)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return e
+}
+
+// uniformPoints draws n points uniform in [0,1]^d from the frozen RNG.
+func uniformPoints(rng *RNG, n, d int) []float64 {
+	u := make([]float64, n*d)
+	for i := range u {
+		u[i] = rng.Float64()
+	}
+	return u
+}
+
+func equalVectors(a, b [][]float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if len(a[i]) != len(b[i]) {
+			return false
+		}
+		for j := range a[i] {
+			if math.Float32bits(a[i][j]) != math.Float32bits(b[i][j]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// TestStreamingEqualsBatchEqualsMerged: a window's features are the same bits whether its
+// points arrive in one Add, in random chunks, or in partial sketches merged in any order.
+func TestStreamingEqualsBatchEqualsMerged(t *testing.T) {
+	for name, spec := range testSpecs(t) {
+		t.Run(name, func(t *testing.T) {
+			e := mustNew(t, spec)
+			d := e.Dim()
+			rng := NewRNG(11, "streaming")
+			const n = 1537
+			u := uniformPoints(rng, n, d)
+			batch := e.Embed(u)
+
+			// Random chunk sizes, including empty chunks.
+			s := e.NewSketch()
+			for i := 0; i < n; {
+				k := min(int(rng.Uint64()%97), n-i)
+				s.Add(u[i*d : (i+k)*d])
+				i += k
+			}
+			if s.Count() != n {
+				t.Fatalf("Count = %d, want %d", s.Count(), n)
+			}
+			if !equalVectors(s.Finalize(nil), batch) {
+				t.Error("streaming in random chunks differs from batch")
+			}
+
+			// Two halves merged, either way round.
+			half := n / 2 * d
+			a, b := e.NewSketch(), e.NewSketch()
+			a.Add(u[:half])
+			b.Add(u[half:])
+			ab := e.NewSketch()
+			if err := ab.Merge(a); err != nil {
+				t.Fatal(err)
+			}
+			if err := ab.Merge(b); err != nil {
+				t.Fatal(err)
+			}
+			if !equalVectors(ab.Finalize(nil), batch) {
+				t.Error("merged halves differ from batch")
+			}
+			if err := b.Merge(a); err != nil { // b = second half + first half
+				t.Fatal(err)
+			}
+			if !equalVectors(b.Finalize(nil), batch) {
+				t.Error("halves merged in the other order differ from batch")
+			}
+
+			// Three parts, merged in every order and association.
+			cuts := []int{0, 400 * d, 1100 * d, n * d}
+			parts := func() []*Sketch {
+				ps := make([]*Sketch, 3)
+				for i := range ps {
+					ps[i] = e.NewSketch()
+					ps[i].Add(u[cuts[i]:cuts[i+1]])
+				}
+				return ps
+			}
+			for _, order := range [][3]int{{0, 1, 2}, {2, 1, 0}, {1, 2, 0}, {2, 0, 1}} {
+				ps := parts()
+				// ((x ⊕ y) ⊕ z) into x, and x ⊕ (y ⊕ z) into a fresh sketch.
+				x, y, z := ps[order[0]], ps[order[1]], ps[order[2]]
+				if err := y.Merge(z); err != nil {
+					t.Fatal(err)
+				}
+				if err := x.Merge(y); err != nil {
+					t.Fatal(err)
+				}
+				if x.Count() != n || !equalVectors(x.Finalize(nil), batch) {
+					t.Errorf("three parts merged in order %v differ from batch", order)
+				}
+			}
+			// Finalize does not consume the sketch.
+			if !equalVectors(s.Finalize(nil), batch) {
+				t.Error("a second Finalize differs")
+			}
+		})
+	}
+}
+
+func TestSketchResetSizeAndEmpty(t *testing.T) {
+	for name, spec := range testSpecs(t) {
+		t.Run(name, func(t *testing.T) {
+			e := mustNew(t, spec)
+			rng := NewRNG(12, "reset")
+			s := e.NewSketch()
+			empty := s.SizeBytes()
+			if empty <= 0 {
+				t.Fatalf("SizeBytes = %d", empty)
+			}
+			s.Add(uniformPoints(rng, 5000, e.Dim()))
+			if s.SizeBytes() != empty {
+				t.Errorf("SizeBytes grew with n: %d → %d", empty, s.SizeBytes())
+			}
+			u := uniformPoints(rng, 300, e.Dim())
+			s.Reset()
+			if s.Count() != 0 {
+				t.Errorf("Count after Reset = %d", s.Count())
+			}
+			s.Add(u)
+			if !equalVectors(s.Finalize(nil), e.Embed(u)) {
+				t.Error("a reset sketch remembers its previous window")
+			}
+
+			// Empty window: mmd and l2 columns are zero vectors of the right length.
+			cols := e.Columns()
+			out := e.NewSketch().Finalize(nil)
+			if len(out) != len(cols) {
+				t.Fatalf("Finalize returned %d vectors for %d columns", len(out), len(cols))
+			}
+			kinds := map[string]string{}
+			for _, f := range spec.Families {
+				kinds[f.Name] = f.Kind
+			}
+			for i, c := range cols {
+				if len(out[i]) != c.Len {
+					t.Errorf("column %s: length %d, want %d", c.Name, len(out[i]), c.Len)
+				}
+				if k := kinds[c.Family]; k == kindMMD || k == kindL2 {
+					for _, v := range out[i] {
+						if v != 0 {
+							t.Errorf("empty window: column %s has non-zero %v", c.Name, v)
+							break
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestFinalizeHookAndColumns(t *testing.T) {
+	s := DefaultSpec()
+	s.Families[1].Coefficients = true
+	e := mustNew(t, s)
+	var names []string
+	cols := e.Columns()
+	wantCols := []string{"mmd", "hdd_js", "hdd_js_coef", "l2"}
+	var got []string
+	for _, c := range cols {
+		got = append(got, c.Name)
+	}
+	if !slices.Equal(got, wantCols) {
+		t.Errorf("columns %v, want %v", got, wantCols)
+	}
+	if cols[0].Len != 1024 || cols[1].Len != 4096 || cols[3].Len != 100 {
+		t.Errorf("column lengths %+v", cols)
+	}
+	sk := e.NewSketch()
+	sk.Add(uniformPoints(NewRNG(1, "hook"), 100, 2))
+	out := sk.Finalize(func(family string, elapsed time.Duration) {
+		if elapsed < 0 {
+			t.Errorf("negative elapsed for %s", family)
+		}
+		names = append(names, family)
+	})
+	if !slices.Equal(names, []string{"mmd", "hdd_js", "l2"}) {
+		t.Errorf("hook saw families %v", names)
+	}
+	for i, c := range cols {
+		if len(out[i]) != c.Len {
+			t.Errorf("%s: len %d, want %d", c.Name, len(out[i]), c.Len)
+		}
+	}
+	// Columns returns a copy.
+	cols[0].Name = "changed"
+	if e.Columns()[0].Name != "mmd" {
+		t.Error("Columns exposes the embedder's slice")
+	}
+}
+
+func TestMergeIncompatible(t *testing.T) {
+	a := mustNew(t, DefaultSpec())
+	other := DefaultSpec()
+	other.Seed = 1
+	b := mustNew(t, other)
+	sa, sb := a.NewSketch(), b.NewSketch()
+	sb.Add([]float64{0.5, 0.5})
+	if err := sa.Merge(sb); !errors.Is(err, ErrIncompatible) {
+		t.Errorf("merging sketches of different specs: %v", err)
+	}
+	if sa.Count() != 0 {
+		t.Error("a failed merge changed the sketch")
+	}
+	if err := sa.Merge(nil); !errors.Is(err, ErrIncompatible) {
+		t.Errorf("merging nil: %v", err)
+	}
+	// Two embedders compiled from the same spec make mergeable sketches.
+	a2 := mustNew(t, DefaultSpec())
+	s2 := a2.NewSketch()
+	s2.Add([]float64{0.25, 0.75})
+	if err := sa.Merge(s2); err != nil {
+		t.Errorf("same spec, different embedder: %v", err)
+	}
+	if !equalVectors(sa.Finalize(nil), a.Embed([]float64{0.25, 0.75})) {
+		t.Error("merge across embedders of one spec changed the features")
+	}
+}
+
+func TestAddPanicsOnPartialPoint(t *testing.T) {
+	e := mustNew(t, DefaultSpec())
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "whole points") {
+			t.Errorf("recovered %v", r)
+		}
+	}()
+	e.NewSketch().Add([]float64{0.1, 0.2, 0.3})
+}
+
+func TestAddDoesNotAllocate(t *testing.T) {
+	for name, spec := range testSpecs(t) {
+		e := mustNew(t, spec)
+		s := e.NewSketch()
+		u := uniformPoints(NewRNG(2, "alloc"), 500, e.Dim())
+		s.Add(u) // warm up (pools, lazily built state)
+		if allocs := testing.AllocsPerRun(20, func() { s.Add(u) }); allocs != 0 {
+			t.Errorf("%s: Add allocates %v times per call", name, allocs)
+		}
+	}
+}
+
+func TestNormalize(t *testing.T) {
+	spec, err := ParseSpec([]byte(`{"dim": 2, "bounds": {"lo": [-1, 10], "hi": [1, 20]},
+		"families": [{"name": "l", "kind": "l2", "basis": 3}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := mustNew(t, spec)
+	x := []float64{0, 15, -1, 10, 1, 20, -2, 15, 0, 25, 5, 5}
+	dst := make([]float64, len(x))
+	clipped, err := e.Normalize(dst, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{0.5, 0.5, 0, 0, 1, 1, 0, 0.5, 0.5, 1, 1, 0}
+	if clipped != 3 || !slices.Equal(dst, want) {
+		t.Errorf("clip: clipped %d, dst %v; want 3, %v", clipped, dst, want)
+	}
+	// In place.
+	y := slices.Clone(x)
+	if c, err := e.Normalize(y, y); err != nil || c != 3 || !slices.Equal(y, want) {
+		t.Errorf("in place: %v %d %v", y, c, err)
+	}
+
+	spec.OutOfBounds = "reject"
+	r := mustNew(t, spec)
+	_, err = r.Normalize(dst, x)
+	if !errors.Is(err, ErrOutOfBounds) || !strings.Contains(err.Error(), "point 3") {
+		t.Errorf("reject: %v, want ErrOutOfBounds naming point 3", err)
+	}
+	if c, err := r.Normalize(dst, x[:6]); err != nil || c != 0 {
+		t.Errorf("reject of in-bounds points (bounds inclusive): %d, %v", c, err)
+	}
+
+	for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		x := []float64{0, 15, 0.5, bad}
+		for _, emb := range []*Embedder{e, r} {
+			_, err := emb.Normalize(dst, x)
+			if !errors.Is(err, ErrNonFinite) || !strings.Contains(err.Error(), "point 1") {
+				t.Errorf("%v: %v, want ErrNonFinite naming point 1", bad, err)
+			}
+			if errors.Is(err, ErrOutOfBounds) {
+				t.Errorf("%v: non-finite reported as out of bounds", bad)
+			}
+		}
+	}
+}

@@ -1,0 +1,152 @@
+package testbroker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// EnvBrokers names the environment variable that points ForTest at a real cluster: a comma
+// separated list of bootstrap addresses (plaintext, no authentication).
+const EnvBrokers = "DISTFEAT_TEST_BROKERS"
+
+// T is the part of *testing.T (and *testing.B) that ForTest uses. It is an interface so that
+// this package, which the distfeat binary links for its `broker` subcommand, does not import
+// package testing.
+type T interface {
+	Helper()
+	Name() string
+	Cleanup(func())
+	Logf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}
+
+// Env is where a test's Kafka traffic goes: bootstrap addresses and the three topic names.
+type Env struct {
+	Brokers  []string
+	Points   string
+	Features string
+	DLQ      string
+}
+
+// ForTest gives the test a Kafka cluster with fresh points/features/DLQ topics of the given
+// partition count (0 → DefaultPartitions) and registers their removal with t.Cleanup.
+//
+// Without DISTFEAT_TEST_BROKERS it starts a private embedded broker on 127.0.0.1 with the
+// default topic names. With it, the test runs against that real cluster instead: the topics
+// get unique names (distfeat-test-<test>-<random>.points, …), are created with the broker's
+// default replication factor, and are deleted at cleanup. A set but empty variable is a
+// fatal error rather than a silent fall-back to the embedded broker.
+func ForTest(t T, partitions int) Env {
+	t.Helper()
+	if partitions == 0 {
+		partitions = DefaultPartitions
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	if raw, ok := os.LookupEnv(EnvBrokers); ok {
+		env, err := realCluster(ctx, t, raw, partitions)
+		if err != nil {
+			t.Fatalf("testbroker: %s=%q: %v", EnvBrokers, raw, err)
+		}
+		return env
+	}
+
+	b, err := Start(ctx, Options{Partitions: partitions})
+	if err != nil {
+		t.Fatalf("testbroker: %v", err)
+	}
+	t.Cleanup(b.Close)
+	return Env{Brokers: b.Addrs(), Points: TopicPoints, Features: TopicFeatures, DLQ: TopicDLQ}
+}
+
+// realCluster creates uniquely named topics on the cluster listed in raw.
+func realCluster(ctx context.Context, t T, raw string, partitions int) (Env, error) {
+	var brokers []string
+	for _, a := range strings.Split(raw, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			brokers = append(brokers, a)
+		}
+	}
+	if len(brokers) == 0 {
+		return Env{}, errors.New("no broker address listed")
+	}
+	var suffix [4]byte
+	if _, err := rand.Read(suffix[:]); err != nil {
+		return Env{}, err
+	}
+	base := "distfeat-test-" + topicSafe(t.Name()) + "-" + hex.EncodeToString(suffix[:])
+	env := Env{Brokers: brokers, Points: base + ".points", Features: base + ".features", DLQ: base + ".points.dlq"}
+	topics := []string{env.Points, env.Features, env.DLQ}
+
+	tr := &kafka.Transport{DialTimeout: 5 * time.Second}
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...), Transport: tr, Timeout: 20 * time.Second}
+	req := &kafka.CreateTopicsRequest{}
+	for _, name := range topics {
+		req.Topics = append(req.Topics, kafka.TopicConfig{Topic: name, NumPartitions: partitions, ReplicationFactor: -1})
+	}
+	res, err := cl.CreateTopics(ctx, req)
+	if err != nil {
+		tr.CloseIdleConnections()
+		return Env{}, fmt.Errorf("create topics: %w", err)
+	}
+	for name, e := range res.Errors {
+		if e != nil {
+			tr.CloseIdleConnections()
+			return Env{}, fmt.Errorf("create topic %s: %w", name, e)
+		}
+	}
+	t.Cleanup(func() {
+		defer tr.CloseIdleConnections()
+		dctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		res, err := cl.DeleteTopics(dctx, &kafka.DeleteTopicsRequest{Topics: topics})
+		if err == nil {
+			for _, e := range res.Errors {
+				err = errors.Join(err, e)
+			}
+		}
+		if err != nil {
+			t.Logf("testbroker: deleting test topics %v: %v", topics, err)
+		}
+	})
+	// Topic creation is asynchronous on a real cluster: wait until metadata lists the
+	// topics with leaders, or the first produce would fail with UNKNOWN_TOPIC_OR_PARTITION.
+	for {
+		err := metadataHasTopics(ctx, cl, topics)
+		if err == nil {
+			return env, nil
+		}
+		select {
+		case <-ctx.Done():
+			return Env{}, fmt.Errorf("topics %v not ready: %w (last error: %v)", topics, ctx.Err(), err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// topicSafe maps a test name to Kafka's topic alphabet [a-zA-Z0-9._-], bounded in length so
+// that the full topic name stays far below Kafka's 249-character limit.
+func topicSafe(name string) string {
+	var sb strings.Builder
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
+			sb.WriteRune(r)
+		default:
+			sb.WriteByte('_')
+		}
+		if sb.Len() >= 80 {
+			break
+		}
+	}
+	return sb.String()
+}

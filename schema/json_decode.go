@@ -1,0 +1,528 @@
+package schema
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// JSON input records are decoded by a small hand-written parser: encoding/json cannot bound
+// the number of points before allocating them, reports errors without point indices and is
+// several times slower. The parser follows RFC 8259 strictly (no leading zeros, no trailing
+// commas, no comments, only the four known fields).
+
+// Field bits for duplicate detection.
+const (
+	fieldSet = 1 << iota
+	fieldPoints
+	fieldT
+	fieldEnd
+)
+
+type jsonDecoder struct {
+	b []byte
+	i int
+}
+
+func decodeJSON(key, value []byte, recordTimeMs int64, o DecodeOptions) (Batch, error) {
+	d := jsonDecoder{b: value}
+	var (
+		seen   int
+		set    string
+		hasSet bool
+		out    = Batch{EventTime: recordTimeMs}
+	)
+	d.ws()
+	if !d.eat('{') {
+		if d.i >= len(d.b) {
+			return Batch{}, invalid(ReasonDecode, "empty record value")
+		}
+		return Batch{}, d.syntax("expected a JSON object")
+	}
+	d.ws()
+	if !d.eat('}') {
+		for {
+			d.ws()
+			name, err := d.str()
+			if err != nil {
+				return Batch{}, d.syntax("expected a field name")
+			}
+			var bit int
+			switch string(name) {
+			case "set":
+				bit = fieldSet
+			case "points":
+				bit = fieldPoints
+			case "t":
+				bit = fieldT
+			case "end":
+				bit = fieldEnd
+			default:
+				return Batch{}, invalid(ReasonDecode, fmt.Sprintf("unknown field %s (want set, points, t, end)", quoteTrunc(string(name))))
+			}
+			if seen&bit != 0 {
+				return Batch{}, invalid(ReasonDecode, fmt.Sprintf("duplicate field %q", name))
+			}
+			seen |= bit
+			d.ws()
+			if !d.eat(':') {
+				return Batch{}, d.syntax("expected ':'")
+			}
+			d.ws()
+			if d.null() {
+				// null means absent.
+			} else {
+				switch bit {
+				case fieldSet:
+					s, err := d.str()
+					if err != nil {
+						return Batch{}, d.syntaxf("set: %v", err)
+					}
+					set, hasSet = string(s), true
+				case fieldPoints:
+					pts, n, err := d.points(o.Dim, o.MaxPoints)
+					if err != nil {
+						return Batch{}, err
+					}
+					if n > 0 {
+						out.Points, out.N = pts, n
+					}
+				case fieldT:
+					t, err := d.millis()
+					if err != nil {
+						return Batch{}, err
+					}
+					out.EventTime = t
+				case fieldEnd:
+					switch {
+					case d.lit("true"):
+						out.End = true
+					case d.lit("false"):
+						out.End = false
+					default:
+						return Batch{}, d.syntax("end: expected true, false or null")
+					}
+				}
+			}
+			d.ws()
+			if d.eat(',') {
+				continue
+			}
+			if d.eat('}') {
+				break
+			}
+			return Batch{}, d.syntax("expected ',' or '}'")
+		}
+	}
+	d.ws()
+	if d.i != len(d.b) {
+		return Batch{}, d.syntax("unexpected data after the JSON object")
+	}
+	switch {
+	case hasSet:
+		if err := checkSet("", set, key, o); err != nil {
+			return Batch{}, err
+		}
+		out.Set = set
+	case len(key) == 0:
+		return Batch{}, invalid(ReasonDecode, `no set ID: the record key is empty and the value has no "set" field`)
+	default:
+		if err := checkSet("record key: ", string(key), nil, o); err != nil {
+			return Batch{}, err
+		}
+		out.Set = string(key)
+	}
+	return out, nil
+}
+
+// syntax returns a decode error at the current offset.
+func (d *jsonDecoder) syntax(msg string) error {
+	return invalid(ReasonDecode, fmt.Sprintf("%s at offset %d", msg, d.i))
+}
+
+func (d *jsonDecoder) syntaxf(format string, args ...any) error {
+	return d.syntax(fmt.Sprintf(format, args...))
+}
+
+// ws skips JSON whitespace.
+func (d *jsonDecoder) ws() {
+	for d.i < len(d.b) {
+		switch d.b[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+// eat consumes c if it is the next byte.
+func (d *jsonDecoder) eat(c byte) bool {
+	if d.i < len(d.b) && d.b[d.i] == c {
+		d.i++
+		return true
+	}
+	return false
+}
+
+// lit consumes the literal s (true, false, null) if it comes next.
+func (d *jsonDecoder) lit(s string) bool {
+	if len(d.b)-d.i >= len(s) && string(d.b[d.i:d.i+len(s)]) == s {
+		d.i += len(s)
+		return true
+	}
+	return false
+}
+
+func (d *jsonDecoder) null() bool { return d.lit("null") }
+
+// str parses a string. The result aliases the input when the string has no escapes.
+// Invalid UTF-8 is passed through (callers that keep the string validate it).
+func (d *jsonDecoder) str() ([]byte, error) {
+	if !d.eat('"') {
+		return nil, errNotString
+	}
+	start := d.i
+	for i := start; i < len(d.b); i++ {
+		switch c := d.b[i]; {
+		case c == '"':
+			d.i = i + 1
+			return d.b[start:i], nil
+		case c == '\\':
+			return d.strSlow(start, i)
+		case c < 0x20:
+			d.i = i
+			return nil, errControlChar
+		}
+	}
+	d.i = len(d.b)
+	return nil, errUnterminated
+}
+
+type jsonSyntaxError string
+
+func (e jsonSyntaxError) Error() string { return string(e) }
+
+const (
+	errNotString    = jsonSyntaxError("expected a string")
+	errControlChar  = jsonSyntaxError("control character in string")
+	errUnterminated = jsonSyntaxError("unterminated string")
+	errBadEscape    = jsonSyntaxError("invalid escape in string")
+)
+
+// strSlow decodes a string with escapes; i is the offset of the first backslash.
+func (d *jsonDecoder) strSlow(start, i int) ([]byte, error) {
+	out := make([]byte, 0, i-start+16)
+	out = append(out, d.b[start:i]...)
+	for i < len(d.b) {
+		c := d.b[i]
+		switch {
+		case c == '"':
+			d.i = i + 1
+			return out, nil
+		case c < 0x20:
+			d.i = i
+			return nil, errControlChar
+		case c != '\\':
+			out = append(out, c)
+			i++
+			continue
+		}
+		// Escape.
+		if i+1 >= len(d.b) {
+			d.i = i
+			return nil, errUnterminated
+		}
+		e := d.b[i+1]
+		i += 2
+		switch e {
+		case '"', '\\', '/':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := hex4(d.b, i)
+			if !ok {
+				d.i = i
+				return nil, errBadEscape
+			}
+			i += 4
+			if utf16.IsSurrogate(r) {
+				// A high surrogate must be followed by an escaped low surrogate.
+				var r2 rune = -1
+				if i+1 < len(d.b) && d.b[i] == '\\' && d.b[i+1] == 'u' {
+					r2, ok = hex4(d.b, i+2)
+					if !ok {
+						r2 = -1
+					}
+				}
+				dec := utf16.DecodeRune(r, r2)
+				if dec == utf8.RuneError {
+					d.i = i
+					return nil, jsonSyntaxError("lone UTF-16 surrogate in \\u escape")
+				}
+				r = dec
+				i += 6
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			d.i = i - 2
+			return nil, errBadEscape
+		}
+	}
+	d.i = len(d.b)
+	return nil, errUnterminated
+}
+
+func hex4(b []byte, i int) (rune, bool) {
+	if len(b)-i < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// millis parses the `t` field: a non-negative JSON integer (ms since the epoch).
+func (d *jsonDecoder) millis() (int64, error) {
+	start := d.i
+	neg := d.eat('-')
+	if d.i >= len(d.b) || d.b[d.i] < '0' || d.b[d.i] > '9' {
+		return 0, d.syntax("t: expected an integer")
+	}
+	var v uint64
+	overflow := false
+	if d.b[d.i] == '0' {
+		d.i++
+	} else {
+		for d.i < len(d.b) && d.b[d.i] >= '0' && d.b[d.i] <= '9' {
+			if v > (math.MaxInt64-9)/10 {
+				overflow = true
+			}
+			v = v*10 + uint64(d.b[d.i]-'0')
+			d.i++
+		}
+	}
+	if d.i < len(d.b) && (d.b[d.i] == '.' || d.b[d.i] == 'e' || d.b[d.i] == 'E') {
+		d.i = start
+		return 0, d.syntax("t: must be an integer number of milliseconds")
+	}
+	switch {
+	case overflow:
+		return 0, invalid(ReasonDecode, fmt.Sprintf("t: %s out of range", quoteTrunc(string(d.b[start:d.i]))))
+	case neg && v != 0:
+		return 0, invalid(ReasonDecode, fmt.Sprintf("t: negative event time %s", quoteTrunc(string(d.b[start:d.i]))))
+	}
+	return int64(v), nil
+}
+
+// points parses the points array into flat row-major coordinates and returns them with the
+// point count. It refuses more than maxPoints points as soon as the next one starts, and
+// sizes its buffer from the input length, so hostile input cannot make it allocate more
+// than 8·dim·len/(2·dim+1) < 4·len bytes.
+func (d *jsonDecoder) points(dim, maxPoints int) ([]float64, int, error) {
+	if !d.eat('[') {
+		return nil, 0, d.syntax("points: expected an array")
+	}
+	d.ws()
+	if d.eat(']') {
+		return nil, 0, nil
+	}
+	// Every point is at least "[0,…,0]" (2·dim+1 bytes) and has its own '[': both bound the
+	// number of points from above, so valid input never reallocates.
+	rest := d.b[d.i:]
+	capPts := min(bytes.Count(rest, []byte{'['}), len(rest)/(2*dim+1)+1, maxPoints)
+	pts := make([]float64, 0, capPts*dim)
+	n := 0
+	for {
+		if n >= maxPoints {
+			return nil, 0, invalid(ReasonTooLarge, fmt.Sprintf("more than %d points", maxPoints))
+		}
+		d.ws()
+		if !d.eat('[') {
+			return nil, 0, d.syntaxf("points[%d]: expected an array of %d numbers", n, dim)
+		}
+		k := 0
+		d.ws()
+		if !d.eat(']') {
+			for {
+				d.ws()
+				start := d.i
+				f, ok := d.number()
+				if !ok {
+					return nil, 0, d.syntaxf("points[%d][%d]: expected a number", n, k)
+				}
+				if math.IsInf(f, 0) {
+					return nil, 0, invalid(ReasonNonFinite, fmt.Sprintf("points[%d][%d]: %s overflows float64",
+						n, k, quoteTrunc(string(d.b[start:d.i]))))
+				}
+				if k < dim {
+					pts = append(pts, f)
+				}
+				k++
+				// Fast path: no whitespace around separators.
+				if d.i < len(d.b) {
+					if c := d.b[d.i]; c == ',' {
+						d.i++
+						continue
+					} else if c == ']' {
+						d.i++
+						break
+					}
+				}
+				d.ws()
+				if d.eat(',') {
+					continue
+				}
+				if d.eat(']') {
+					break
+				}
+				return nil, 0, d.syntaxf("points[%d]: expected ',' or ']'", n)
+			}
+		}
+		if k != dim {
+			return nil, 0, invalid(ReasonDim, fmt.Sprintf("points[%d]: got %d coordinates, want %d", n, k, dim))
+		}
+		n++
+		d.ws()
+		if d.eat(',') {
+			continue
+		}
+		if d.eat(']') {
+			return pts[: n*dim : n*dim], n, nil
+		}
+		return nil, 0, d.syntax("points: expected ',' or ']'")
+	}
+}
+
+// pow10 holds the exactly representable powers of ten used by the fast path of number.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// number parses a JSON number (RFC 8259 grammar) and returns its value correctly rounded
+// to float64 (±Inf when it overflows). ok is false when no valid number starts at d.i.
+//
+// Fast path (Clinger): a mantissa of at most 2^53 scaled by 10^±22 is exact in one float
+// operation. Everything else goes to strconv.ParseFloat (Eisel–Lemire), which is exact.
+func (d *jsonDecoder) number() (f float64, ok bool) {
+	b := d.b
+	i := d.i
+	start := i
+	neg := false
+	if i < len(b) && b[i] == '-' {
+		neg = true
+		i++
+	}
+	if i >= len(b) {
+		return 0, false
+	}
+	var (
+		mant  uint64
+		nd    int // significant digits in mant
+		exp10 int
+		trunc bool
+	)
+	switch c := b[i]; {
+	case c == '0':
+		i++
+	case '1' <= c && c <= '9':
+		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+			if nd < 19 {
+				mant = mant*10 + uint64(b[i]-'0')
+				nd++
+			} else {
+				exp10++
+				trunc = trunc || b[i] != '0'
+			}
+		}
+	default:
+		return 0, false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return 0, false
+		}
+		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+			dg := uint64(b[i] - '0')
+			switch {
+			case mant == 0 && dg == 0:
+				exp10--
+			case nd < 19:
+				mant = mant*10 + dg
+				nd++
+				exp10--
+			default:
+				trunc = trunc || dg != 0
+			}
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		eneg := false
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			eneg = b[i] == '-'
+			i++
+		}
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return 0, false
+		}
+		e := 0
+		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+			if e < 100000 {
+				e = e*10 + int(b[i]-'0')
+			}
+		}
+		if eneg {
+			e = -e
+		}
+		exp10 += e
+	}
+	d.i = i
+	if mant == 0 && !trunc {
+		if neg {
+			return math.Copysign(0, -1), true
+		}
+		return 0, true
+	}
+	if !trunc && mant <= 1<<53 && exp10 >= -22 && exp10 <= 22 {
+		f = float64(mant)
+		if exp10 < 0 {
+			f /= pow10[-exp10]
+		} else {
+			f *= pow10[exp10]
+		}
+		if neg {
+			f = -f
+		}
+		return f, true
+	}
+	// The bytes were validated above; the only possible error is ErrRange, with f = ±Inf
+	// on overflow (underflow rounds to ±0 without error).
+	f, _ = strconv.ParseFloat(unsafe.String(&b[start], i-start), 64)
+	return f, true
+}

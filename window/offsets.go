@@ -1,0 +1,194 @@
+package window
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// span blocks the cut positions c with a < c ≤ b: a closed window (set/count mode) whose
+// first point is in record a and last in record b. m.spans holds the union of such spans as
+// disjoint, non-touching components sorted by a.
+type span struct{ a, b int64 }
+
+// cutState is what SafeOffset computed, for Checkpoint.
+type cutState struct {
+	valid bool
+	c     int64 // the cut
+	next  int64 // the next offset when it was computed
+	me    int64 // time/session: max event time at the start of record c
+	cme   int64 // time/session: max event time at next
+}
+
+// checkpointPrefix versions the checkpoint format.
+const checkpointPrefix = "window/v1;"
+
+// addSpan records a closed window spanning records a … b.
+func (m *Manager[S]) addSpan(a, b int64) {
+	if a >= b {
+		return // within one record: crosses no cut
+	}
+	i := sort.Search(len(m.spans), func(i int) bool { return m.spans[i].b >= a })
+	j := i
+	for j < len(m.spans) && m.spans[j].a <= b {
+		a, b = min(a, m.spans[j].a), max(b, m.spans[j].b)
+		j++
+	}
+	if i == j {
+		m.spans = append(m.spans, span{})
+		copy(m.spans[i+1:], m.spans[i:])
+	} else {
+		m.spans = append(m.spans[:i+1], m.spans[j:]...)
+	}
+	m.spans[i] = span{a, b}
+}
+
+// SafeOffset returns the offset the partition may commit, given that next is the offset after
+// the last record passed to Add; replaying from it rebuilds the open windows exactly
+// (docs/CONTRACTS.md). It never exceeds next or the first offset of any open window.
+//
+// set/count: the highest C ≤ next that no window crosses — every window with a record at ≥ C
+// has its first point at ≥ C (closed windows are remembered until the cut passes them).
+// time/session: the first offset of the oldest pane of a still-open window, or next.
+//
+// Checkpoint describes the cut computed by the latest call, so call the two together.
+func (m *Manager[S]) SafeOffset(next int64) int64 {
+	c, me := next, m.maxEvent
+	if p := m.fifo.front(); p != nil && p.firstOff < next {
+		c, me = p.firstOff, p.startME
+	}
+	if m.mode == ModeSet || m.mode == ModeCount {
+		i := sort.Search(len(m.spans), func(i int) bool { return m.spans[i].b >= c })
+		if i < len(m.spans) && m.spans[i].a < c {
+			c = m.spans[i].a
+		}
+		m.pruneSpans(c)
+	}
+	m.cut = cutState{valid: true, c: c, next: next, me: me, cme: m.maxEvent}
+	return c
+}
+
+// pruneSpans drops the spans that can no longer block a cut: those wholly below the cut c,
+// and — when they pile up behind a long-lived window — those that contain neither the first
+// offset of a live pane nor the latest offset (every future cut starts from one of these).
+func (m *Manager[S]) pruneSpans(c int64) {
+	i := sort.Search(len(m.spans), func(i int) bool { return m.spans[i].b >= c })
+	if i > 0 {
+		m.spans = append(m.spans[:0], m.spans[i:]...)
+	}
+	live := len(m.fifo.q) - m.fifo.head - m.fifo.dead
+	if len(m.spans) <= 2*live+32 {
+		return
+	}
+	var firsts []int64
+	m.fifo.live(func(p *pane[S]) { firsts = append(firsts, p.firstOff) })
+	keep, f := m.spans[:0], 0
+	for _, s := range m.spans {
+		for f < len(firsts) && firsts[f] <= s.a {
+			f++
+		}
+		if (f < len(firsts) && firsts[f] <= s.b) || s.b >= m.lastOff {
+			keep = append(keep, s)
+		}
+	}
+	clear(m.spans[len(keep):])
+	m.spans = keep
+}
+
+// Checkpoint returns the resume state for the cut of the latest SafeOffset call (≤ 512
+// bytes, stored as the commit's metadata): "window/v1;m=<mode>;c=<cut>;n=<replay until>"
+// plus, in time and session modes, ";me=<max event time at the cut>;cme=<max event time at
+// n>" ("-" when none). Before any SafeOffset it returns the restored checkpoint, or "" on a
+// fresh start. When the Manager is itself still replaying, n (and cme) stay those of the
+// restored checkpoint, so chained restarts never re-emit.
+func (m *Manager[S]) Checkpoint() string {
+	if !m.cut.valid {
+		return ""
+	}
+	n, cme := m.cut.next, m.cut.cme
+	if m.replayUntil > n {
+		n, cme = m.replayUntil, m.replayME
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%sm=%s;c=%d;n=%d", checkpointPrefix, m.mode, m.cut.c, n)
+	if m.mode == ModeTime || m.mode == ModeSession {
+		fmt.Fprintf(&b, ";me=%s;cme=%s", fmtEvent(m.cut.me), fmtEvent(cme))
+	}
+	return b.String()
+}
+
+// Restore prepares a fresh Manager to resume from a committed checkpoint, before the first
+// Add: the caller then replays the partition from the committed offset (the checkpoint's cut)
+// on. replayUntil is the next offset given to SafeOffset when the checkpoint was taken
+// (recorded in the checkpoint as well: pass a negative value to use the recorded one).
+// Inputs below it are replayed: in time and session modes the first run's watermark is
+// reconstructed record by record, windows and late inputs the first run already emitted or
+// reported are not emitted or reported again, and records whose windows all closed are
+// skipped. In set and count modes replay simply rebuilds identical windows (those that had
+// closed are emitted again, byte-identical downstream). Restore("") is a fresh start.
+// A malformed or foreign checkpoint returns an error wrapping ErrBadCheckpoint and leaves
+// the Manager fresh (the caller may log it and continue, or Restore("")).
+func (m *Manager[S]) Restore(checkpoint string, replayUntil int64) error {
+	if m.used {
+		return fmt.Errorf("window: %w: Restore must be called once, before the first Add", ErrBadCheckpoint)
+	}
+	if checkpoint == "" {
+		m.used = true
+		return nil
+	}
+	bad := func(why string) error {
+		return fmt.Errorf("window: %w: %q: %s", ErrBadCheckpoint, checkpoint, why)
+	}
+	rest, ok := strings.CutPrefix(checkpoint, checkpointPrefix)
+	if !ok {
+		return bad("unknown format")
+	}
+	f := map[string]string{}
+	for _, kv := range strings.Split(rest, ";") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return bad("malformed field " + strconv.Quote(kv))
+		}
+		f[k] = v
+	}
+	if Mode(f["m"]) != m.mode {
+		return bad(fmt.Sprintf("taken in mode %q, this manager is in mode %q", f["m"], m.mode))
+	}
+	c, err1 := strconv.ParseInt(f["c"], 10, 64)
+	n, err2 := strconv.ParseInt(f["n"], 10, 64)
+	if err1 != nil || err2 != nil {
+		return bad("bad offsets")
+	}
+	me, cme := int64(noEvent), int64(noEvent)
+	if m.mode == ModeTime || m.mode == ModeSession {
+		var err3, err4 error
+		me, err3 = parseEvent(f["me"])
+		cme, err4 = parseEvent(f["cme"])
+		if err3 != nil || err4 != nil {
+			return bad("bad event times")
+		}
+	}
+	if replayUntil < 0 {
+		replayUntil = n
+	}
+	m.used = true
+	m.replayUntil, m.replayME = replayUntil, cme
+	m.maxEvent, m.recME = me, me
+	m.cut = cutState{valid: true, c: c, next: n, me: me, cme: cme}
+	return nil
+}
+
+func fmtEvent(t int64) string {
+	if t == noEvent {
+		return "-"
+	}
+	return strconv.FormatInt(t, 10)
+}
+
+func parseEvent(s string) (int64, error) {
+	if s == "-" {
+		return noEvent, nil
+	}
+	return strconv.ParseInt(s, 10, 64)
+}

@@ -1,0 +1,185 @@
+package window
+
+import (
+	"fmt"
+	"sort"
+)
+
+// --- time mode ---
+//
+// Pane j holds event times [jP, (j+1)P), P = gcd(Size, Hop); window w is [wH, wH+S) and holds
+// panes wH/P … (wH+S)/P−1, so pane j belongs to windows kLo(j) … kHi(j). A set's panes are
+// kept sorted by number; k.emitted is the last window closed, and the set sits in timeHeap by
+// the end of its next window: max(emitted+1, kLo(first pane)). Windows without panes are never
+// materialised. Pane j's last window is kHi(j), so closing window w retires panes < (w+1)H/P,
+// the first of which (if it is one of them) becomes the window's sketch.
+
+// kLo returns the first window containing pane j.
+func (m *Manager[S]) kLo(j int64) int64 { return ceilDiv((j+1)*m.pane-m.size, m.hop) }
+
+// kHi returns the last window containing pane j.
+func (m *Manager[S]) kHi(j int64) int64 { return floorDiv(j*m.pane, m.hop) }
+
+func (m *Manager[S]) addTime(in Input, n int) error {
+	if n == 0 {
+		return nil // End has no effect on time windows
+	}
+	t := in.EventTime
+	j := floorDiv(t, m.pane)
+	lo, hi := m.kLo(j), m.kHi(j)
+	if err := m.lateTime(in, lo); err != nil {
+		return err
+	}
+	if m.replaying && m.replayME != noEvent && hi*m.hop+m.size <= m.replayME-m.late {
+		// Every window of this pane had closed when the checkpoint was taken: the first run
+		// emitted them. Only the watermark moves.
+		m.advance(t)
+		m.closeDueTime()
+		return nil
+	}
+	k := m.keys[in.Set]
+	if k == nil {
+		k = m.newKey(in.Set)
+		if tk, ok := m.tombs[in.Set]; ok {
+			k.emitted = tk
+		}
+	}
+	i := sort.Search(len(k.panes), func(i int) bool { return k.panes[i].idx >= j })
+	var p *pane[S]
+	if i < len(k.panes) && k.panes[i].idx == j {
+		p = k.panes[i]
+	} else {
+		// Windows of pane j that no other pane of the set opened yet: neighbours' window
+		// ranges are monotone in the pane number, so only the adjacent panes matter.
+		a, b := max(lo, k.emitted+1), hi
+		if i > 0 {
+			a = max(a, m.kHi(k.panes[i-1].idx)+1)
+		}
+		if i < len(k.panes) {
+			b = min(b, max(m.kLo(k.panes[i].idx), k.emitted+1)-1)
+		}
+		delta := 0
+		if b >= a {
+			delta = int(b - a + 1)
+			m.makeRoom(k, delta)
+		}
+		p = m.newPane(k, in, 0)
+		p.idx = j
+		k.panes = append(k.panes, nil)
+		copy(k.panes[i+1:], k.panes[i:])
+		k.panes[i] = p
+		k.open += delta
+		m.open += delta
+		if i == 0 {
+			m.schedTime(k)
+		}
+	}
+	m.addPoints(p, in, 0, n)
+	m.touch(k, in.Offset)
+	m.advance(t)
+	m.closeDueTime()
+	return nil
+}
+
+// lateTime returns an ErrLate error if window lo (the first containing the input's event
+// time) is closed.
+func (m *Manager[S]) lateTime(in Input, lo int64) error {
+	start := lo * m.hop
+	end := start + m.size
+	if wm, ok := m.watermark(); ok && end <= wm {
+		return fmt.Errorf("window: %w: set %q event time %d: window [%d,%d) closed at watermark %d",
+			ErrLate, in.Set, in.EventTime, start, end, wm)
+	}
+	if tk, ok := m.tombs[in.Set]; ok && lo <= tk {
+		return fmt.Errorf("window: %w: set %q event time %d: window [%d,%d) was closed early (idle or evicted)",
+			ErrLate, in.Set, in.EventTime, start, end)
+	}
+	return nil
+}
+
+// schedTime (re)positions k in timeHeap by the end of its next window.
+func (m *Manager[S]) schedTime(k *key[S]) {
+	w := max(k.emitted+1, m.kLo(k.panes[0].idx))
+	k.nextEnd = w*m.hop + m.size
+	if k.heapIx < 0 {
+		m.timeHeap.push(k)
+	} else {
+		m.timeHeap.fix(k.heapIx)
+	}
+}
+
+// closeDueTime closes every window whose end the watermark has reached, by end then set.
+func (m *Manager[S]) closeDueTime() {
+	wm, ok := m.watermark()
+	if !ok {
+		return
+	}
+	for m.timeHeap.len() > 0 && m.timeHeap.top().nextEnd <= wm {
+		m.closeTimeWindow(m.timeHeap.top(), ReasonWatermark)
+	}
+	for m.tombHeap.len() > 0 && m.tombHeap.top().end <= wm {
+		tb := m.tombHeap.pop()
+		if tk, ok := m.tombs[tb.set]; ok && tk == tb.k {
+			delete(m.tombs, tb.set)
+		}
+	}
+}
+
+// closeTimeWindow emits k's next window and reports whether k is now gone (no panes left).
+func (m *Manager[S]) closeTimeWindow(k *key[S], reason Reason) bool {
+	w := max(k.emitted+1, m.kLo(k.panes[0].idx))
+	start := w * m.hop
+	end := start + m.size
+	jEnd := end / m.pane                // exact: start and Size are multiples of P
+	jRetire := (start + m.hop) / m.pane // panes below it have w as their last window
+	np := sort.Search(len(k.panes), func(i int) bool { return k.panes[i].idx >= jEnd })
+	panes := k.panes[:np]
+	own := panes[0].idx < jRetire
+	var acc S
+	if own {
+		acc = panes[0].sk
+	} else {
+		acc = m.getSketch()
+		m.merge(acc, panes[0].sk)
+	}
+	first, lastOff, total := panes[0], panes[0].lastOff, panes[0].n
+	for _, p := range panes[1:] {
+		m.merge(acc, p.sk)
+		total += p.n
+		lastOff = max(lastOff, p.lastOff)
+		if earlier(p, first) {
+			first = p
+		}
+	}
+	c := Closed[S]{
+		Set: k.set, Seq: uint64(w), Start: start, End: end, N: total, Sketch: acc, Reason: reason,
+		FirstOffset: first.firstOff, LastOffset: lastOff,
+	}
+	k.emitted = w
+	k.open--
+	m.open--
+	nr := sort.Search(len(k.panes), func(i int) bool { return k.panes[i].idx >= jRetire })
+	for i, p := range k.panes[:nr] {
+		m.killPane(p, i == 0 && own)
+	}
+	k.panes = append(k.panes[:0], k.panes[nr:]...)
+	// A window ending at or before the checkpoint's watermark was emitted by the first run.
+	m.emit(c, m.replayME != noEvent && end <= m.replayME-m.late)
+	if len(k.panes) == 0 {
+		m.removeKey(k)
+		return true
+	}
+	m.schedTime(k)
+	return false
+}
+
+// closeTimeKey closes all of k's windows early (idle or evicted) and leaves a tombstone so
+// that later inputs for them are late rather than re-opening a window with a used Seq.
+func (m *Manager[S]) closeTimeKey(k *key[S], reason Reason) {
+	set := k.set
+	for !m.closeTimeWindow(k, reason) {
+	}
+	w := k.emitted
+	m.tombs[set] = w
+	m.tombHeap.push(tomb{set: set, k: w, end: w*m.hop + m.size})
+}
