@@ -3,6 +3,7 @@ package consumer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -143,7 +144,9 @@ func (pl *pipeline) write(b *outBatch) bool {
 		w.metrics.ProduceErrors.Inc()
 		// Retry only the messages that failed; the others are acknowledged.
 		var werrs kafka.WriteErrors
+		summary := err
 		if errors.As(err, &werrs) && len(werrs) == len(msgs) {
+			summary = writeErrorSummary(werrs)
 			var retryMsgs []kafka.Message
 			var retryEnds []int64
 			for i, e := range werrs {
@@ -157,9 +160,24 @@ func (pl *pipeline) write(b *outBatch) bool {
 			msgs, ends = retryMsgs, retryEnds
 		}
 		d := bo.next()
-		w.log.Warn("output write failed, retrying", "partition", pl.partition, "messages", len(msgs), "err", err, "retry_in", d)
+		w.log.Warn("output write failed, retrying", "partition", pl.partition, "messages", len(msgs), "err", summary, "retry_in", d)
 		if !sleep(pl.ctx, d) {
 			return false
 		}
 	}
+}
+
+// writeErrorSummary condenses kafka-go's per-message errors into one line.
+func writeErrorSummary(werrs kafka.WriteErrors) error {
+	var first error
+	failed := 0
+	for _, e := range werrs {
+		if e != nil {
+			failed++
+			if first == nil {
+				first = e
+			}
+		}
+	}
+	return fmt.Errorf("%d of %d messages failed, first: %w", failed, len(werrs), first)
 }

@@ -50,6 +50,9 @@ type Config struct {
 	FlushInterval time.Duration
 	// FlushMessages is the number of pending output messages that triggers a write. Default 256.
 	FlushMessages int
+	// OutputBatchBytes bounds one produce request per partition (kafka-go BatchBytes). It must
+	// stay below the broker's message.max.bytes (1 MiB by default). Default 1,000,000.
+	OutputBatchBytes int
 	// MaxInFlight is the number of unacknowledged output batches per partition before the
 	// partition stops reading (back-pressure). Default 4.
 	MaxInFlight int
@@ -94,6 +97,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.FlushMessages <= 0 {
 		c.FlushMessages = 256
+	}
+	if c.OutputBatchBytes <= 0 {
+		c.OutputBatchBytes = 1_000_000
 	}
 	if c.MaxInFlight <= 0 {
 		c.MaxInFlight = 4
@@ -159,7 +165,7 @@ func NewWorker(cfg Config, emb *embedding.Embedder, out *schema.Output, m *metri
 			RequiredAcks: kafka.RequireAll,
 			BatchTimeout: time.Millisecond,
 			BatchSize:    cfg.FlushMessages,
-			BatchBytes:   64 << 20,
+			BatchBytes:   int64(cfg.OutputBatchBytes),
 			MaxAttempts:  3,
 			Transport:    transport,
 		},

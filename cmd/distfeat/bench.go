@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,12 +34,24 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	partitions := fs.Int("partitions", 8, "partitions per topic")
 	specPath := fs.String("spec", envOr("SPEC", ""), "feature spec (default: the built-in default)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
 	spec, err := embedding.LoadSpec(*specPath)
 	if err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
@@ -93,7 +107,7 @@ func rawCopy(ctx context.Context, brokers []string, src, dst string, records int
 		return 0, err
 	}
 	w := &kafka.Writer{Addr: kafka.TCP(brokers...), Topic: dst, Balancer: &kafka.Murmur2Balancer{Consistent: true},
-		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: 256, BatchBytes: 64 << 20}
+		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: 256, BatchBytes: 1_000_000}
 	defer w.Close()
 	var copied atomic.Int64
 	start := time.Now()
