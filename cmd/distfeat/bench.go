@@ -102,7 +102,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // rawCopy reads every record of src (all partitions) and writes it to dst with acks=all,
 // returning the time until the last write is acknowledged.
 func rawCopy(ctx context.Context, brokers []string, src, dst string, records int) (time.Duration, error) {
-	parts, err := partitionsOf(ctx, brokers, src)
+	parts, err := partitionsOf(ctx, plainConn(brokers), src)
 	if err != nil {
 		return 0, err
 	}
@@ -186,7 +186,7 @@ func benchPipeline(ctx context.Context, brokers []string, specPath string, worke
 		return 0, 0, ctx.Err()
 	}
 	seen := map[string]bool{}
-	err := consumeFeatures(ctx, brokers, testbroker.TopicFeatures, true, 0, func(m kafka.Message, _ []schema.FeatureRecord, _ []string) bool {
+	err := consumeFeatures(ctx, plainConn(brokers), testbroker.TopicFeatures, true, 0, func(m kafka.Message, _ []schema.FeatureRecord, _ []string) bool {
 		seen[string(m.Key)] = true
 		prog.update("%d/%d windows", len(seen), sets)
 		return len(seen) < sets

@@ -53,6 +53,13 @@ type workerConfig struct {
 	LogLevel        string        `env:"LOG_LEVEL" envDefault:"info"`
 	LogFormat       string        `env:"LOG_FORMAT" envDefault:"text"`
 
+	SecurityConfig
+}
+
+// SecurityConfig (exported so the environment parser reaches the embedded fields) holds the
+// TLS and SASL settings shared by every command that talks to a
+// cluster (worker, produce, tail).
+type SecurityConfig struct {
 	TLSEnabled            bool   `env:"TLS_ENABLED"`
 	TLSCAFile             string `env:"TLS_CA_FILE"`
 	TLSCertFile           string `env:"TLS_CERT_FILE"`
@@ -66,19 +73,30 @@ type workerConfig struct {
 	SASLPasswordFile string `env:"SASL_PASSWORD_FILE"`
 }
 
+// loadSecurityConfig reads the TLS/SASL variables for the client commands.
+func loadSecurityConfig() (*SecurityConfig, error) {
+	var c SecurityConfig
+	if err := env.ParseWithOptions(&c, env.Options{Prefix: envPrefix}); err != nil {
+		return nil, envError(err, &c)
+	}
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
 // configFlags registers one string flag per configuration variable on fs and returns a
 // function that copies the flags that were set into the environment (so env parsing and
 // validation see one source of truth).
 func configFlags(fs *flag.FlagSet, cfg any) func() {
 	names := map[string]*string{}
-	t := reflect.TypeOf(cfg).Elem()
-	for i := 0; i < t.NumField(); i++ {
-		name := t.Field(i).Tag.Get("env")
-		if name == "" {
+	for _, f := range reflect.VisibleFields(reflect.TypeOf(cfg).Elem()) {
+		name := f.Tag.Get("env")
+		if name == "" || f.Anonymous {
 			continue
 		}
 		flagName := strings.ToLower(strings.ReplaceAll(name, "_", "-"))
-		def := t.Field(i).Tag.Get("envDefault")
+		def := f.Tag.Get("envDefault")
 		names[name] = fs.String(flagName, "", fmt.Sprintf("%s%s (default %q)", envPrefix, name, def))
 	}
 	return func() {
@@ -95,12 +113,37 @@ func configFlags(fs *flag.FlagSet, cfg any) func() {
 func loadWorkerConfig() (*workerConfig, error) {
 	var cfg workerConfig
 	if err := env.ParseWithOptions(&cfg, env.Options{Prefix: envPrefix}); err != nil {
-		return nil, fmt.Errorf("configuration: %w", err)
+		return nil, envError(err, &cfg)
 	}
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	return &cfg, nil
+}
+
+// envError rewrites the environment parser's errors, which name Go fields, to name the
+// DISTFEAT_ variables instead.
+func envError(err error, cfg any) error {
+	var agg env.AggregateError
+	if !errors.As(err, &agg) {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	vars := map[string]string{}
+	for _, f := range reflect.VisibleFields(reflect.TypeOf(cfg).Elem()) {
+		if name := f.Tag.Get("env"); name != "" {
+			vars[f.Name] = name
+		}
+	}
+	var msgs []string
+	for _, e := range agg.Errors {
+		var pe env.ParseError
+		if errors.As(e, &pe) {
+			msgs = append(msgs, fmt.Sprintf("%s%s: cannot parse as %s: %v", envPrefix, vars[pe.Name], pe.Type, errors.Unwrap(pe.Err)))
+			continue
+		}
+		msgs = append(msgs, e.Error())
+	}
+	return fmt.Errorf("configuration: %s", strings.Join(msgs, "; "))
 }
 
 // configError names the offending variable.
@@ -146,6 +189,10 @@ func (c *workerConfig) validate() error {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return configError("LOG_FORMAT", "%q: want text or json", c.LogFormat)
 	}
+	return c.SecurityConfig.validate()
+}
+
+func (c *SecurityConfig) validate() error {
 	switch strings.ToLower(c.SASLMechanism) {
 	case "", "plain", "scram-sha-256", "scram-sha-512":
 	default:
@@ -242,7 +289,7 @@ func parseLogLevel(s string) (slog.Level, error) {
 
 // kafkaSecurity builds the TLS configuration and SASL mechanism. Secrets are read here and
 // never logged.
-func (c *workerConfig) kafkaSecurity() (*tls.Config, sasl.Mechanism, error) {
+func (c *SecurityConfig) kafkaSecurity() (*tls.Config, sasl.Mechanism, error) {
 	var tlsCfg *tls.Config
 	if c.TLSEnabled || c.TLSCAFile != "" || c.TLSCertFile != "" {
 		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.TLSServerName, InsecureSkipVerify: c.TLSInsecureSkipVerify}
@@ -296,7 +343,7 @@ func (c *workerConfig) kafkaSecurity() (*tls.Config, sasl.Mechanism, error) {
 
 // kafkaClients builds the dialer (consumer group, readers) and transport (writer, offset
 // client) with the same security settings.
-func (c *workerConfig) kafkaClients() (*kafka.Dialer, *kafka.Transport, error) {
+func (c *SecurityConfig) kafkaClients() (*kafka.Dialer, *kafka.Transport, error) {
 	tlsCfg, mech, err := c.kafkaSecurity()
 	if err != nil {
 		return nil, nil, err

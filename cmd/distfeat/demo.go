@@ -151,7 +151,7 @@ func demo(ctx context.Context, o demoOptions, stderr io.Writer) (*demoReport, er
 	defer stopReader()
 	readErr := make(chan error, 1)
 	go func() {
-		readErr <- consumeFeatures(rctx, brokers, testbroker.TopicFeatures, true, 0, func(m kafka.Message, recs []schema.FeatureRecord, _ []string) bool {
+		readErr <- consumeFeatures(rctx, plainConn(brokers), testbroker.TopicFeatures, true, 0, func(m kafka.Message, recs []schema.FeatureRecord, _ []string) bool {
 			mu.Lock()
 			defer mu.Unlock()
 			key := string(m.Key)

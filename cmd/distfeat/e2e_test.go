@@ -205,7 +205,7 @@ func readFeatures(t *testing.T, env testbroker.Env) *featureReader {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = consumeFeatures(ctx, env.Brokers, env.Features, true, 0, func(m kafka.Message, _ []schema.FeatureRecord, _ []string) bool {
+		_ = consumeFeatures(ctx, plainConn(env.Brokers), env.Features, true, 0, func(m kafka.Message, _ []schema.FeatureRecord, _ []string) bool {
 			fr.mu.Lock()
 			fr.msgs = append(fr.msgs, m)
 			fr.mu.Unlock()

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/segmentio/kafka-go"
+
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/synth"
 	"github.com/distfeat/distfeat/producer"
@@ -27,6 +29,7 @@ type produceOptions struct {
 	seed      uint64
 	chunk     int
 	in        string
+	transport *kafka.Transport // TLS/SASL; nil: plain TCP
 }
 
 func runProduce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -43,8 +46,17 @@ func runProduce(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.Uint64Var(&o.seed, "seed", 1, "synthetic: seed")
 	fs.IntVar(&o.chunk, "chunk", 500, "points per record; a set spans several records, the last has end=true")
 	fs.StringVar(&o.in, "in", "", "JSON-lines file of input records (one set per line), - for stdin")
+	applySecurity := configFlags(fs, &SecurityConfig{})
 	if err := fs.Parse(args); err != nil {
 		return errUsage
+	}
+	applySecurity()
+	sec, err := loadSecurityConfig()
+	if err != nil {
+		return err
+	}
+	if _, o.transport, err = sec.kafkaClients(); err != nil {
+		return err
 	}
 	o.brokers = strings.Split(*brokers, ",")
 	if (o.synthetic == "") == (o.in == "") {
@@ -58,7 +70,6 @@ func runProduce(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	var batches []schema.Batch
 	if o.in != "" {
-		var err error
 		if batches, err = readInputLines(o.in, o.dim); err != nil {
 			return err
 		}
@@ -88,7 +99,11 @@ func syntheticBatches(seed uint64, sets, points, dim int, t0 int64) []schema.Bat
 
 // publish writes every batch, split into records of at most o.chunk points.
 func publish(ctx context.Context, o produceOptions, batches []schema.Batch, prog *progress) (records, points int, err error) {
-	w := producer.NewPointWriter(producer.WriterConfig{Brokers: o.brokers, Topic: o.topic, Format: o.format, Dim: o.dim})
+	wc := producer.WriterConfig{Brokers: o.brokers, Topic: o.topic, Format: o.format, Dim: o.dim}
+	if o.transport != nil {
+		wc.Transport = o.transport
+	}
+	w := producer.NewPointWriter(wc)
 	defer func() {
 		if cerr := w.Close(); err == nil {
 			err = cerr

@@ -24,13 +24,23 @@ func runTail(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fromBeginning := fs.Bool("from-beginning", false, "start at the oldest record instead of new ones")
 	max := fs.Int("max", 0, "stop after N records (0: run until interrupted)")
 	idle := fs.Duration("idle-exit", 0, "stop after this long without records (0: never)")
+	applySecurity := configFlags(fs, &SecurityConfig{})
 	if err := fs.Parse(args); err != nil {
 		return errUsage
+	}
+	applySecurity()
+	sec, err := loadSecurityConfig()
+	if err != nil {
+		return err
+	}
+	dialer, transport, err := sec.kafkaClients()
+	if err != nil {
+		return err
 	}
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
 	n := 0
-	err := consumeFeatures(ctx, strings.Split(*brokers, ","), *topic, *fromBeginning, *idle, func(m kafka.Message, recs []schema.FeatureRecord, cols []string) bool {
+	err = consumeFeatures(ctx, clusterConn{brokers: strings.Split(*brokers, ","), dialer: dialer, transport: transport}, *topic, *fromBeginning, *idle, func(m kafka.Message, recs []schema.FeatureRecord, cols []string) bool {
 		for _, r := range recs {
 			b, err := json.Marshal(schema.LineFromRecord(r, cols))
 			if err != nil {
@@ -51,9 +61,10 @@ func runTail(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 // consumeFeatures reads every partition of topic (no consumer group) and calls onRecord for
 // each decoded message until it returns false, ctx ends, or idle passes without records.
-func consumeFeatures(ctx context.Context, brokers []string, topic string, fromBeginning bool, idle time.Duration,
+func consumeFeatures(ctx context.Context, cc clusterConn, topic string, fromBeginning bool, idle time.Duration,
 	onRecord func(kafka.Message, []schema.FeatureRecord, []string) bool, onBad func(kafka.Message, error)) error {
-	parts, err := partitionsOf(ctx, brokers, topic)
+	brokers := cc.brokers
+	parts, err := partitionsOf(ctx, cc, topic)
 	if err != nil {
 		return err
 	}
@@ -62,7 +73,8 @@ func consumeFeatures(ctx context.Context, brokers []string, topic string, fromBe
 	msgs := make(chan kafka.Message, 256)
 	var wg sync.WaitGroup
 	for _, p := range parts {
-		r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topic, Partition: p, MinBytes: 1, MaxBytes: 64 << 20, MaxWait: 100 * time.Millisecond})
+		r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topic, Partition: p, Dialer: cc.dialer,
+			MinBytes: 1, MaxBytes: 64 << 20, MaxWait: 100 * time.Millisecond})
 		start := kafka.LastOffset
 		if fromBeginning {
 			start = kafka.FirstOffset
@@ -113,12 +125,26 @@ func consumeFeatures(ctx context.Context, brokers []string, topic string, fromBe
 	}
 }
 
+// clusterConn is how a client command reaches the cluster: bootstrap brokers plus the
+// TLS/SASL-configured dialer (readers) and transport (clients, writers). Nil dialer and
+// transport mean plain TCP.
+type clusterConn struct {
+	brokers   []string
+	dialer    *kafka.Dialer
+	transport *kafka.Transport
+}
+
+func plainConn(brokers []string) clusterConn { return clusterConn{brokers: brokers} }
+
 // partitionsOf lists a topic's partitions.
-func partitionsOf(ctx context.Context, brokers []string, topic string) ([]int, error) {
-	client := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second}
+func partitionsOf(ctx context.Context, cc clusterConn, topic string) ([]int, error) {
+	client := &kafka.Client{Addr: kafka.TCP(cc.brokers...), Timeout: 10 * time.Second}
+	if cc.transport != nil {
+		client.Transport = cc.transport
+	}
 	md, err := client.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
 	if err != nil {
-		return nil, fmt.Errorf("metadata for %q from %v: %w", topic, brokers, err)
+		return nil, fmt.Errorf("metadata for %q from %v: %w", topic, cc.brokers, err)
 	}
 	for _, t := range md.Topics {
 		if t.Name != topic {
