@@ -12,9 +12,9 @@ import (
 //	κ(x, y) = ∫_{λ≥0} |x^{½+iλ} − y^{½+iλ}|² dμ(λ),
 //
 // and with Z = μ(ℝ≥0), κ(x, y) = Z·E_{λ~μ/Z}|x^{½+iλ} − y^{½+iλ}|². The measures below are
-// the ones that reproduce κ; the tables printed in the AAAI paper and the thesis have 1+λ²
-// where 1+4λ² is needed (and δ(λ=1) for Hellinger) and are wrong. fuglede_test.go checks
-// the identity numerically for every divergence.
+// the ones that reproduce κ; the tables printed in the AAAI paper and the thesis are wrong
+// (1+λ² where 1+4λ² is needed, 2/π instead of 4/π for tv, δ(λ=1) instead of δ(λ=0) for
+// hellinger). fuglede_test.go checks the identity numerically for every divergence.
 //
 //	js        κ = ½x ln(2x/(x+y)) + ½y ln(2y/(x+y))   dμ = dλ/(cosh(πλ)(1+4λ²))   Z = ½ ln 2
 //	hellinger κ = ½(√x − √y)²                        μ = ½δ₀                     Z = ½

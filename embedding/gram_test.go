@@ -1,6 +1,7 @@
 package embedding
 
 import (
+	"fmt"
 	"math"
 	"runtime"
 	"sort"
@@ -111,19 +112,7 @@ func gramExactRho2(dens [][]float64) map[divergence][]float64 {
 			defer wg.Done()
 			for k := w; k < len(pairs); k += workers {
 				i, j := pairs[k][0], pairs[k][1]
-				p, q := dens[i], dens[j][:len(dens[i])]
-				pl, ql := pres[i].xlogx, pres[j].xlogx[:len(p)]
-				ps, qs := pres[i].sqrt, pres[j].sqrt[:len(p)]
-				var js, hel, tv float64
-				for c, x := range p {
-					y := q[c]
-					s := x + y
-					// ½x ln(2x/(x+y)) + ½y ln(2y/(x+y)) = ½[x ln x + y ln y − s ln(s/2)]
-					js += pl[c] + ql[c] - s*math.Log(0.5*s)
-					d := ps[c] - qs[c]
-					hel += d * d
-					tv += math.Abs(x - y)
-				}
+				js, hel, tv := gramPairKappa(dens[i], dens[j], pres[i].xlogx, pres[j].xlogx, pres[i].sqrt, pres[j].sqrt)
 				out[divJS][k] = 0.5 * js * cell
 				out[divHellinger][k] = 0.5 * hel * cell
 				out[divTV][k] = tv * cell
@@ -132,6 +121,26 @@ func gramExactRho2(dens [][]float64) map[divergence][]float64 {
 	}
 	wg.Wait()
 	return out
+}
+
+// gramPairKappa sums the three κs over the quadrature grid for one pair (x ln x and √x
+// precomputed). It only reads shared, immutable slices, so it is exempt from race
+// instrumentation, which would otherwise multiply the test's cost under -race several
+// times (80M cells × 6 reads).
+//
+//go:norace
+func gramPairKappa(p, q, pl, ql, ps, qs []float64) (js, hel, tv float64) {
+	q, pl, ql, ps, qs = q[:len(p)], pl[:len(p)], ql[:len(p)], ps[:len(p)], qs[:len(p)]
+	for c, x := range p {
+		y := q[c]
+		s := x + y
+		// ½x ln(2x/(x+y)) + ½y ln(2y/(x+y)) = ½[x ln x + y ln y − s ln(s/2)]
+		js += pl[c] + ql[c] - s*math.Log(0.5*s)
+		d := ps[c] - qs[c]
+		hel += d * d
+		tv += math.Abs(x - y)
+	}
+	return js, hel, tv
 }
 
 // rSquared is the squared Pearson correlation of x and y.
@@ -156,39 +165,54 @@ func median(v []float64) float64 {
 // TestGramExperiment reproduces the paper's Gram-matrix experiment for js, and runs the
 // same experiment for hellinger and tv.
 //
-// σ: the spec default σ = 0.5 for every divergence. ρ²_js ≤ ln 2 and ρ²_hellinger ≤ 1, so
-// K ∈ [0.25, 1] and [0.14, 1]: with these mixtures the exact kernels spread over most of
-// that range (logged), which is what makes R² a meaningful score (with σ ≫ ρ every K ≈ 1,
-// with σ ≪ ρ every K ≈ 0). ρ²_tv ≤ 2 is larger, so its kernels are smaller but still
-// spread; the log also reports the median exact ρ (the median heuristic would give a
-// bandwidth of the same order).
+// σ must match the scale of ρ for R² to mean anything (σ ≫ ρ makes every K ≈ 1, σ ≪ ρ every
+// K ≈ 0, and the correlation then measures RFF noise). js uses the spec default σ = 0.5:
+// ρ²_js ≤ ln 2, and on these mixtures the median ρ_js is ≈ 0.59, so the exact kernels
+// spread over ≈ [0.27, 0.78] (logged). hellinger (ρ² ≤ 1, median ρ ≈ 0.65) also uses 0.5.
+// tv distances are about twice as large (ρ²_tv = ∫|p−q| ≤ 2, median ρ ≈ 1.15), and at
+// σ = 0.5 every tv kernel would lie below 0.22; it uses σ = 1, the same ratio to its
+// median ρ as js's default.
 //
-// The assertion is the paper's R² ≥ 0.966 for js (over the 1225 off-diagonal pairs — the
-// paper's N² values include the trivial diagonal, which only raises R²). For hellinger and
-// tv the paper gives no figure; the test asserts the same 0.966, which they clear.
+// The assertion is the paper's R² ≥ 0.966 for js, over the 1225 off-diagonal pairs (the
+// paper's N² values include the trivial diagonal, which only raises R²). The paper gives
+// no figure for hellinger and tv: their R² is logged, with a floor of 0.9 so that a
+// broken divergence still fails.
 func TestGramExperiment(t *testing.T) {
 	mix := gramMixtures()
 	dens := make([][]float64, gramN)
 	samples := make([][]float64, gramN)
 	for i := range mix {
 		dens[i] = mix[i].density(gramQuad)
-		samples[i] = mix[i].sample(NewRNG(2016, "test/gram/points"+string(rune('A'+i))), gramPoints)
+		samples[i] = mix[i].sample(NewRNG(2016, fmt.Sprintf("test/gram/points/%d", i)), gramPoints)
 	}
 	exact := gramExactRho2(dens)
-	const sigma = 0.5
+	sigmas := map[divergence]float64{divJS: 0.5, divHellinger: 0.5, divTV: 1}
+	floors := map[divergence]float64{divJS: 0.966, divHellinger: 0.9, divTV: 0.9}
 	for _, div := range allDivergences {
+		sigma := sigmas[div]
 		f := mustCompileHDD(t, hddTestSpec(2, func(fm *Family) {
 			fm.Name, fm.Divergence, fm.Features, fm.Sigma, fm.Coefficients = "hdd_"+div.String(), div.String(), gramFeatures, sigma, true
 		}))
+		// Windows are finalised on parallel goroutines sharing the compiled family, as
+		// the worker does.
 		z := make([][]float32, gramN)
 		a := make([][]float32, gramN)
-		for i := range samples {
-			s := f.newSketch()
-			s.add(samples[i], 2)
-			out := [][]float32{make([]float32, gramFeatures), make([]float32, f.coefLen)}
-			s.finalize(gramPoints, out)
-			z[i], a[i] = out[0], out[1]
+		var wg sync.WaitGroup
+		workers := runtime.GOMAXPROCS(0)
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w; i < gramN; i += workers {
+					s := f.newSketch()
+					s.add(samples[i], 2)
+					out := [][]float32{make([]float32, gramFeatures), make([]float32, f.coefLen)}
+					s.finalize(gramPoints, out)
+					z[i], a[i] = out[0], out[1]
+				}
+			}()
 		}
+		wg.Wait()
 		rho2 := exact[div]
 		var kTrue, kEst, rhoEst []float64
 		k := 0
@@ -219,8 +243,8 @@ func TestGramExperiment(t *testing.T) {
 		r2 := rSquared(kTrue, kEst)
 		t.Logf("%-9v σ=%.2g: R²(K) = %.4f, R²(ρ² from A) = %.4f, bias %+.4f, RMSE %.4f; exact K ∈ [%.3f, %.3f] (median %.3f), median ρ = %.3f",
 			div, sigma, r2, rSquared(rho2, rhoEst), bias, math.Sqrt(mse), sortedK[0], sortedK[len(sortedK)-1], median(kTrue), math.Sqrt(median(rho2)))
-		if r2 < 0.966 {
-			t.Errorf("%v: R² = %.4f < 0.966 (the paper's js figure)", div, r2)
+		if r2 < floors[div] {
+			t.Errorf("%v: R² = %.4f < %.3f", div, r2, floors[div])
 		}
 	}
 }

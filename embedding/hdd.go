@@ -11,8 +11,8 @@ import (
 //
 // Sketch: the window's points linearly binned onto the G+2 nodes per axis described in
 // kde.go — a (G+2)^d grid in joint mode, d separate lines of G+2 in marginal mode —
-// as fixed-point int64 weights. Each point contributes exactly 2³² in total (the last
-// corner gets the remainder of the rounded others), so merging is integer addition and
+// as fixed-point int64 weights. Each point contributes exactly 2³² in total (corner 0 takes
+// the remainder of the other, rounded, corners), so merging is integer addition and
 // streaming = batch = merged halves bit for bit. Memory is independent of n.
 //
 // Finalisation, per grid (the joint grid, or each marginal line):
@@ -86,11 +86,11 @@ type hddFamily struct {
 func compileHDD(spec *Spec, idx int) (family, error) {
 	fam := &spec.Families[idx]
 	bad := func(field, format string, args ...any) error {
-		return hddSpecError(fmt.Sprintf("families[%d].%s", idx, field), fmt.Sprintf(format, args...))
+		return &SpecError{Field: fmt.Sprintf("families[%d].%s", idx, field), Msg: fmt.Sprintf(format, args...)}
 	}
 	d := spec.Dim
 	if d < 1 {
-		return nil, hddSpecError("dim", "must be ≥ 1")
+		return nil, &SpecError{Field: "dim", Msg: "must be ≥ 1"}
 	}
 	f := &hddFamily{name: fam.Name, dim: d, g: fam.Grid, coef: fam.Coefficients}
 
@@ -210,9 +210,6 @@ func compileHDD(spec *Spec, idx int) (family, error) {
 	f.pool.New = func() any { return f.newScratch() }
 	return f, nil
 }
-
-// hddSpecError reports a bad field. TEMPORARY until spec.go defines SpecError.
-func hddSpecError(field, msg string) error { return fmt.Errorf("spec: %s: %s", field, msg) }
 
 func (f *hddFamily) columns() []Column { return f.cols }
 
@@ -411,8 +408,13 @@ func (f *hddFamily) coefficients(a, dens []float64, sc *hddScratch) {
 			clear(blk[nv:])
 			continue
 		}
+		// Runs of equal densities (cells at the floor, typically) reuse the last sin/cos.
+		lastL, sn, cs := 0.0, 0.0, 1.0
 		for c, l := range lnp {
-			sn, cs := sincos(lam * l)
+			if l != lastL {
+				sn, cs = sincos(lam * l)
+				lastL = l
+			}
 			s := sq[c]
 			re, im := s*cs-1, s*sn
 			fr[c] = cr*re - ci*im

@@ -2,8 +2,8 @@ package embedding
 
 import "testing"
 
-// benchPoints returns n deterministic points in [0,1]^d (a 3-component mixture).
-func benchPoints(n, d int) []float64 {
+// hddBenchPoints returns n deterministic points in [0,1]^d (a 3-component mixture).
+func hddBenchPoints(n, d int) []float64 {
 	rng := NewRNG(7, "bench/points")
 	u := make([]float64, n*d)
 	for i := 0; i < n; i++ {
@@ -21,7 +21,8 @@ func BenchmarkHDDAdd(b *testing.B) {
 	f := mustCompileHDD(b, hddTestSpec(2, nil))
 	s := f.newSketch()
 	const n = 4096
-	u := benchPoints(n, 2)
+	u := hddBenchPoints(n, 2)
+	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
 		s.add(u, 2)
@@ -34,8 +35,10 @@ func BenchmarkHDDAdd(b *testing.B) {
 func BenchmarkHDDFinalize(b *testing.B) {
 	f := mustCompileHDD(b, hddTestSpec(2, func(fam *Family) { fam.Features = 7000 }))
 	s := f.newSketch()
-	s.add(benchPoints(2500, 2), 2)
+	s.add(hddBenchPoints(2500, 2), 2)
 	out := [][]float32{make([]float32, 7000)}
+	s.finalize(2500, out) // warm the scratch pool
+	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
 		s.finalize(2500, out)
@@ -47,7 +50,7 @@ func BenchmarkHDDFinalize(b *testing.B) {
 func BenchmarkHDDFinalizeStages(b *testing.B) {
 	f := mustCompileHDD(b, hddTestSpec(2, func(fam *Family) { fam.Features = 7000 }))
 	s := f.newSketch().(*hddSketch)
-	s.add(benchPoints(2500, 2), 2)
+	s.add(hddBenchPoints(2500, 2), 2)
 	sc := f.newScratch()
 	out := make([]float32, 7000)
 	b.Run("kde", func(b *testing.B) {

@@ -1,9 +1,9 @@
 package embedding
 
 import (
+	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"sync"
 	"testing"
 )
@@ -193,7 +193,7 @@ func TestHDDColumns(t *testing.T) {
 		}
 		// finalize fills exactly those lengths
 		s := f.newSketch()
-		s.add(benchPoints(100, tc.dim), tc.dim)
+		s.add(hddBenchPoints(100, tc.dim), tc.dim)
 		out := make([][]float32, len(cols))
 		for i, c := range cols {
 			out[i] = make([]float32, c.Len)
@@ -247,7 +247,7 @@ func TestHDDStreaming(t *testing.T) {
 		}))
 		d := tc.dim
 		const n = 1001
-		u := benchPoints(n, d)
+		u := hddBenchPoints(n, d)
 		all := f.newSketch().(*hddSketch)
 		all.add(u, d)
 		chunks := f.newSketch().(*hddSketch)
@@ -362,8 +362,9 @@ func TestHDDSpecErrors(t *testing.T) {
 		{"families[0].features", 2, func(f *Family) { f.Features = 1 << 20; f.Lambdas = 100 }},
 	} {
 		_, err := compileHDD(hddTestSpec(tc.dim, tc.mod), 0)
-		if err == nil || !strings.Contains(err.Error(), tc.field) {
-			t.Errorf("want an error naming %s, got %v", tc.field, err)
+		var se *SpecError
+		if !errors.As(err, &se) || se.Field != tc.field {
+			t.Errorf("want a *SpecError for %s, got %v", tc.field, err)
 		}
 	}
 }
@@ -450,7 +451,7 @@ func TestHDDConcurrentFinalize(t *testing.T) {
 	want := make([][][]float32, k)
 	for i := range sketches {
 		sketches[i] = f.newSketch()
-		sketches[i].add(benchPoints(200+50*i, 2), 2)
+		sketches[i].add(hddBenchPoints(200+50*i, 2), 2)
 		want[i] = [][]float32{make([]float32, 256), make([]float32, f.coefLen)}
 		sketches[i].finalize(int64(200+50*i), want[i])
 	}
@@ -489,7 +490,7 @@ func TestHDDMarginal(t *testing.T) {
 	mod := func(fm *Family) { fm.Basis, fm.Features, fm.Coefficients = 30, 16, true }
 	marg := mustCompileHDD(t, hddTestSpec(d, func(fm *Family) { mod(fm); fm.Mode = "marginal" }))
 	one := mustCompileHDD(t, hddTestSpec(1, func(fm *Family) { mod(fm); fm.Mode = "joint" }))
-	u := benchPoints(n, d)
+	u := hddBenchPoints(n, d)
 	s := marg.newSketch()
 	s.add(u, d)
 	out := [][]float32{make([]float32, 16), make([]float32, marg.coefLen)}
@@ -559,7 +560,7 @@ func TestHDDKernelEstimate(t *testing.T) {
 	var zs, as [][]float32
 	for i := 0; i < 4; i++ {
 		s := f.newSketch()
-		pts := benchPoints(800, 2)
+		pts := hddBenchPoints(800, 2)
 		for k := range pts {
 			pts[k] = math.Mod(pts[k]+0.13*float64(i*(k%2+1)), 1) // shifted copies
 		}

@@ -81,7 +81,7 @@ func TestKDEConvolutionMatchesDirect(t *testing.T) {
 	}{{12, 0.07, "reflect"}, {12, 0.07, "none"}, {9, 0.6, "reflect"}, {9, 0.6, "none"}, {16, 0.01, "reflect"}} {
 		f := kdeFamily(t, 2, tc.g, tc.h, tc.boundary)
 		s := f.newSketch().(*hddSketch)
-		u := benchPoints(300, 2)
+		u := hddBenchPoints(300, 2)
 		u = append(u, 0, 0, 1, 1, 0, 1, 0.001, 0.999) // corners and faces
 		s.add(u, 2)
 		got := make([]float64, f.cells)
@@ -105,17 +105,17 @@ func TestKDEConvolutionMatchesDirect(t *testing.T) {
 // TestKDEBinnedMatchesExact compares the binned KDE with the exact reflected KDE of the raw
 // points. Linear binning replaces a point's kernel K(x−u), u at offset δ from the node
 // left of it, by (1−δ/Δ)K(x−a) + (δ/Δ)K(x−a−Δ): same mass and mean, error
-// ½δ(Δ−δ)K''(x−u) + O(Δ³). Its L1 norm per axis is ½δ(Δ−δ)·∫|K''| = ½δ(Δ−δ)·4φ(1)/h²,
+// ½δ(Δ−δ)K″(x−u) + O(Δ³). Its L1 norm per axis is ½δ(Δ−δ)·∫|K″| = ½δ(Δ−δ)·4φ(1)/h²,
 // which averages (δ uniform) to (Δ/h)²·φ(1)/3 ≈ 0.049 at Δ/h = 0.78; over two axes the
 // triangle inequality bounds the density's L1 error by ≈ 0.098. Errors of different points
 // largely cancel, so the actual distance is far below; a half-cell misplacement of the
-// grid would instead cost ≈ ½Δ·∫|K'| = ½(Δ/h)·2φ(0) ≈ 0.3 per axis.
+// grid would instead cost ≈ ½Δ·∫|K′| = ½(Δ/h)·2φ(0) ≈ 0.3 per axis.
 func TestKDEBinnedMatchesExact(t *testing.T) {
 	const g, h = 64, 0.02
 	f := kdeFamily(t, 2, g, h, "reflect")
 	s := f.newSketch().(*hddSketch)
 	const n = 4000
-	u := benchPoints(n, 2)
+	u := hddBenchPoints(n, 2)
 	s.add(u, 2)
 	got := kdeRaw(f, s, n)
 	phi := func(d float64) float64 { return math.Exp(-d*d/(2*h*h)) / (h * math.Sqrt(2*math.Pi)) }

@@ -206,17 +206,18 @@ avx512_point:
 	// θ = ω_0·u_0, then θ = fma(ω_j, u_j, θ) for j = 1..d−1.
 	VBROADCASTSD (R11), Z0
 	VMULPD       (R10), Z0, Z0
+	CMPQ         DX, $1
+	JEQ          avx512_sincos
 	MOVQ         R10, R13
 	MOVQ         $1, AX
 
 avx512_dot:
-	CMPQ         AX, DX
-	JAE          avx512_sincos
 	ADDQ         R8, R13
 	VBROADCASTSD (R11)(AX*8), Z2
 	VFMADD231PD  (R13), Z2, Z0
 	INCQ         AX
-	JMP          avx512_dot
+	CMPQ         AX, DX
+	JB           avx512_dot
 
 avx512_sincos:
 	VMOVAPD      Z30, Z1
@@ -314,17 +315,18 @@ avx2_block:
 avx2_point:
 	VBROADCASTSD (R11), Y0
 	VMULPD       (R10), Y0, Y0
+	CMPQ         DX, $1
+	JEQ          avx2_sincos
 	MOVQ         R10, R13
 	MOVQ         $1, AX
 
 avx2_dot:
-	CMPQ         AX, DX
-	JAE          avx2_sincos
 	ADDQ         R8, R13
 	VBROADCASTSD (R11)(AX*8), Y2
 	VFMADD231PD  (R13), Y2, Y0
 	INCQ         AX
-	JMP          avx2_dot
+	CMPQ         AX, DX
+	JB           avx2_dot
 
 avx2_sincos:
 	VMOVAPD      Y10, Y1

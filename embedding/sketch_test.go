@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -31,6 +32,21 @@ func mustNew(t testing.TB, s *Spec) *Embedder {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
+	return e
+}
+
+// compiled caches embedders by spec_id for tests that only read them: compiling the default
+// spec draws ~2M normals for hdd, which takes seconds under the race detector.
+var compiled sync.Map // spec ID → *Embedder
+
+// sharedNew is mustNew for read-only use: tests must not modify the returned Embedder.
+func sharedNew(t testing.TB, s *Spec) *Embedder {
+	t.Helper()
+	if e, ok := compiled.Load(s.ID()); ok {
+		return e.(*Embedder)
+	}
+	e := mustNew(t, s)
+	compiled.Store(s.ID(), e)
 	return e
 }
 
@@ -65,7 +81,7 @@ func equalVectors(a, b [][]float32) bool {
 func TestStreamingEqualsBatchEqualsMerged(t *testing.T) {
 	for name, spec := range testSpecs(t) {
 		t.Run(name, func(t *testing.T) {
-			e := mustNew(t, spec)
+			e := sharedNew(t, spec)
 			d := e.Dim()
 			rng := NewRNG(11, "streaming")
 			const n = 1537
@@ -143,7 +159,7 @@ func TestStreamingEqualsBatchEqualsMerged(t *testing.T) {
 func TestSketchResetSizeAndEmpty(t *testing.T) {
 	for name, spec := range testSpecs(t) {
 		t.Run(name, func(t *testing.T) {
-			e := mustNew(t, spec)
+			e := sharedNew(t, spec)
 			rng := NewRNG(12, "reset")
 			s := e.NewSketch()
 			empty := s.SizeBytes()
@@ -194,7 +210,7 @@ func TestSketchResetSizeAndEmpty(t *testing.T) {
 func TestFinalizeHookAndColumns(t *testing.T) {
 	s := DefaultSpec()
 	s.Families[1].Coefficients = true
-	e := mustNew(t, s)
+	e := sharedNew(t, s)
 	var names []string
 	cols := e.Columns()
 	wantCols := []string{"mmd", "hdd_js", "hdd_js_coef", "l2"}
@@ -232,12 +248,10 @@ func TestFinalizeHookAndColumns(t *testing.T) {
 }
 
 func TestMergeIncompatible(t *testing.T) {
-	a := mustNew(t, DefaultSpec())
-	other := DefaultSpec()
-	other.Seed = 1
-	b := mustNew(t, other)
+	specs := testSpecs(t)
+	a, b := sharedNew(t, specs["default"]), sharedNew(t, specs["stages"])
 	sa, sb := a.NewSketch(), b.NewSketch()
-	sb.Add([]float64{0.5, 0.5})
+	sb.Add([]float64{0.5, 0.5, 0.5})
 	if err := sa.Merge(sb); !errors.Is(err, ErrIncompatible) {
 		t.Errorf("merging sketches of different specs: %v", err)
 	}
@@ -248,19 +262,20 @@ func TestMergeIncompatible(t *testing.T) {
 		t.Errorf("merging nil: %v", err)
 	}
 	// Two embedders compiled from the same spec make mergeable sketches.
-	a2 := mustNew(t, DefaultSpec())
-	s2 := a2.NewSketch()
-	s2.Add([]float64{0.25, 0.75})
-	if err := sa.Merge(s2); err != nil {
+	b2 := mustNew(t, specs["stages"])
+	s1, s2 := b.NewSketch(), b2.NewSketch()
+	s1.Add([]float64{0.1, 0.2, 0.3})
+	s2.Add([]float64{0.25, 0.75, 0.5})
+	if err := s1.Merge(s2); err != nil {
 		t.Errorf("same spec, different embedder: %v", err)
 	}
-	if !equalVectors(sa.Finalize(nil), a.Embed([]float64{0.25, 0.75})) {
+	if !equalVectors(s1.Finalize(nil), b.Embed([]float64{0.1, 0.2, 0.3, 0.25, 0.75, 0.5})) {
 		t.Error("merge across embedders of one spec changed the features")
 	}
 }
 
 func TestAddPanicsOnPartialPoint(t *testing.T) {
-	e := mustNew(t, DefaultSpec())
+	e := sharedNew(t, DefaultSpec())
 	defer func() {
 		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "whole points") {
 			t.Errorf("recovered %v", r)
@@ -271,7 +286,7 @@ func TestAddPanicsOnPartialPoint(t *testing.T) {
 
 func TestAddDoesNotAllocate(t *testing.T) {
 	for name, spec := range testSpecs(t) {
-		e := mustNew(t, spec)
+		e := sharedNew(t, spec)
 		s := e.NewSketch()
 		u := uniformPoints(NewRNG(2, "alloc"), 500, e.Dim())
 		s.Add(u) // warm up (pools, lazily built state)
@@ -324,6 +339,32 @@ func TestNormalize(t *testing.T) {
 			if errors.Is(err, ErrOutOfBounds) {
 				t.Errorf("%v: non-finite reported as out of bounds", bad)
 			}
+		}
+	}
+}
+
+// TestEmbedderConcurrentUse: one Embedder serves many goroutines (each with its own
+// sketches); under -race this also checks that compiled families are only read.
+func TestEmbedderConcurrentUse(t *testing.T) {
+	e := sharedNew(t, DefaultSpec())
+	u := uniformPoints(NewRNG(15, "concurrent"), 400, 2)
+	want := e.Embed(u)
+	errs := make(chan error, 4)
+	for g := 0; g < 4; g++ {
+		go func() {
+			s := e.NewSketch()
+			s.Add(u[:200])
+			s.Add(u[200:])
+			if !equalVectors(s.Finalize(nil), want) {
+				errs <- errors.New("concurrent embedding differs")
+				return
+			}
+			errs <- nil
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
 		}
 	}
 }

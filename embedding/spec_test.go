@@ -303,15 +303,20 @@ func TestNewValidatesGoSpecs(t *testing.T) {
 		t.Error("New(nil) succeeded")
 	}
 	// New copies the spec: mutating the caller's copy later changes nothing.
-	s = DefaultSpec()
+	s = mmdSpec(2, 64, 0.1, 1)
+	id := s.ID()
 	e, err := New(s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Families[0].Bandwidth = 5
 	s.Bounds.Lo[0] = -1
-	if e.Spec().ID() != DefaultSpec().ID() {
+	if e.Spec().ID() != id {
 		t.Error("Embedder's spec changed with the caller's")
+	}
+	e.Spec().Families[0].Name = "changed"
+	if e.Spec().Families[0].Name != "mmd" {
+		t.Error("Spec() exposes the embedder's copy")
 	}
 }
 

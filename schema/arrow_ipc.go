@@ -160,8 +160,10 @@ type sliceMessageReader struct {
 	eos       bool // an end-of-stream marker (or the end of data) was reached
 }
 
+// Retain implements ipc.MessageReader; the reader has a single owner.
 func (r *sliceMessageReader) Retain() {}
 
+// Release implements ipc.MessageReader, releasing the current message.
 func (r *sliceMessageReader) Release() {
 	if r.msg != nil {
 		r.msg.Release()

@@ -322,3 +322,126 @@ func TestDecodeArrowHostileSizes(t *testing.T) {
 		}
 	}
 }
+
+// cyclicSchemaStream is a 136-byte IPC stream whose schema message has a fixed_size_list
+// field whose children vector contains the field itself (a flatbuffers offset that wraps
+// around 2^32 to point backwards). The arrow library's reader recurses on it until the
+// goroutine stack overflows, a fatal error that recover cannot catch.
+func cyclicSchemaStream() []byte {
+	m := make([]byte, 120)
+	u16 := func(p int, v uint16) { binary.LittleEndian.PutUint16(m[p:], v) }
+	u32 := func(p int, v uint32) { binary.LittleEndian.PutUint32(m[p:], v) }
+	u32(0, 16) // root: Message table at 16
+	// Message vtable at 4: 4 slots (version, header_type, header, bodyLength).
+	u16(4, 12)
+	u16(6, 20)
+	u16(8, 4)
+	u16(10, 6)
+	u16(12, 8)
+	u16(14, 12)
+	u32(16, 12) // Message table: vtable 12 bytes back
+	u16(20, 4)  // version V5
+	m[22] = 1   // header_type Schema
+	u32(24, 20) // header → Schema table at 44
+	// Schema vtable at 36: slots endianness (absent), fields.
+	u16(36, 8)
+	u16(38, 8)
+	u16(42, 4)
+	u32(44, 8) // Schema table
+	u32(48, 4) // fields → vector at 52
+	u32(52, 1) // one field
+	u32(56, 20)
+	// Field vtable at 60: name, nullable, type_type, type, dictionary, children.
+	u16(60, 16)
+	u16(62, 20)
+	u16(64, 4)
+	u16(68, 8)
+	u16(70, 12)
+	u16(74, 16)
+	u32(76, 16) // Field table at 76
+	u32(80, 32) // name → string at 112
+	m[84] = 16  // type_type FixedSizeList
+	u32(88, 16) // type → table at 104
+	back := int32(52 - 92)
+	u32(92, uint32(back)) // children → the vector at 52, which holds this field
+	// FixedSizeList vtable at 96 and table at 104 (listSize 2).
+	u16(96, 6)
+	u16(98, 8)
+	u16(100, 4)
+	u32(104, 8)
+	u32(108, 2)
+	u32(112, 1) // name "x"
+	m[116] = 'x'
+	out := []byte{0xff, 0xff, 0xff, 0xff, 120, 0, 0, 0}
+	out = append(out, m...)
+	return append(out, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0)
+}
+
+func TestDecodeArrowCyclicSchema(t *testing.T) {
+	data := cyclicSchemaStream()
+	_, err := DecodeRecord(nil, data, ContentTypeArrow, 0, DecodeOptions{Dim: 2})
+	wantInvalid(t, err, ReasonDecode)
+	_, _, err = DecodeFeatures(data)
+	wantInvalid(t, err, ReasonDecode)
+}
+
+// TestDecodeArrowRunsModel compares the run splitting with a direct model of the rules on
+// random streams: a new batch starts at row 0, when the set or the event time changes, and
+// after a row with end=true; batches keep row order across record batches.
+func TestDecodeArrowRunsModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	const rt = 500
+	for iter := 0; iter < 200; iter++ {
+		elem := arrow.PrimitiveTypes.Float64
+		if iter%2 == 1 {
+			elem = arrow.PrimitiveTypes.Float32
+		}
+		var (
+			groups [][]arrowCol
+			want   []Batch
+			prev   *Batch
+		)
+		for g := rng.IntN(4); g >= 0; g-- {
+			n := rng.IntN(6)
+			var (
+				sets []string
+				xs   [][]float64
+				ts   []*int64
+				ends []*bool
+			)
+			for r := 0; r < n; r++ {
+				set := []string{"a", "b"}[rng.IntN(2)]
+				x := []float64{float64(rng.IntN(100)) / 4, float64(rng.IntN(100)) / 8}
+				var tp *int64
+				tv := int64(rt)
+				if rng.IntN(3) > 0 {
+					tv = int64(rng.IntN(2))
+					tp = &tv
+				}
+				var ep *bool
+				end := false
+				if rng.IntN(3) > 0 {
+					end = rng.IntN(3) == 0
+					ep = &end
+				}
+				sets, xs, ts, ends = append(sets, set), append(xs, x), append(ts, tp), append(ends, ep)
+				if prev == nil || prev.End || prev.Set != set || prev.EventTime != tv {
+					want = append(want, Batch{Set: set, EventTime: tv})
+					prev = &want[len(want)-1]
+				}
+				prev.Points = append(prev.Points, x...)
+				prev.N++
+				prev.End = end
+			}
+			groups = append(groups, []arrowCol{{"set", strs(sets...)}, {"x", xCol(elem, 2, xs...)},
+				{"t", i64Col(ts...)}, {"end", boolCol(ends...)}})
+		}
+		got, err := DecodeRecord(nil, writeStream(t, groups...), ContentTypeArrow, rt, DecodeOptions{Dim: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !batchesEqual(got, want) {
+			t.Fatalf("iteration %d:\ngot  %+v\nwant %+v", iter, got, want)
+		}
+	}
+}

@@ -147,6 +147,7 @@ func FuzzDecodeFeatures(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(good)
+	f.Add(cyclicSchemaStream())
 	f.Fuzz(func(t *testing.T, value []byte) {
 		var (
 			recs []FeatureRecord
@@ -253,5 +254,6 @@ func arrowSeeds(t *testing.T) map[string][2][]byte {
 		[]arrowCol{{"set", strs("b")}, {"x", xCol(f64, 2, []float64{5, 6})}}))
 	add("dim-3", "", writeStream(t, []arrowCol{{"set", strs("a")}, {"x", xCol(f64, 3, []float64{1, 2, 3})}}))
 	add("set-mismatch", "a", enc(randomBatch(rng, "b", 1, 2, 1, false)))
+	add("cyclic-schema", "", cyclicSchemaStream())
 	return seeds
 }

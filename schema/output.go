@@ -24,10 +24,8 @@ const (
 	colN           = "n"
 	colSpecID      = "spec_id"
 
-	// MetaSpec is the schema metadata key holding the resolved spec's canonical JSON.
-	MetaSpec = "distfeat.spec"
-	// MetaSpecID is the schema metadata key holding the spec ID.
-	MetaSpecID = "distfeat.spec_id"
+	metaSpec   = "distfeat.spec"    // schema metadata: the resolved spec's canonical JSON
+	metaSpecID = "distfeat.spec_id" // schema metadata: the spec ID
 )
 
 // numFixedCols is the number of output columns before the feature vectors.
@@ -91,7 +89,8 @@ type Output struct {
 // uint64, n int64, spec_id utf8, then one fixed_size_list<float32>[Len] per column, named by
 // Column.Name. All columns are non-nullable; the list items use Arrow's default element
 // field ("item", nullable), matching pyarrow's pa.list_(pa.float32(), n). The schema
-// metadata holds MetaSpec (the spec's canonical JSON) and MetaSpecID, in that order.
+// metadata holds distfeat.spec (the spec's canonical JSON) and distfeat.spec_id, in that
+// order.
 func NewOutput(spec *embedding.Spec, cols []embedding.Column) *Output {
 	canon, id := specIdentity(spec)
 	ts := &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}
@@ -109,7 +108,7 @@ func NewOutput(spec *embedding.Spec, cols []embedding.Column) *Output {
 		o.names = append(o.names, c.Name)
 		o.lens = append(o.lens, c.Len)
 	}
-	md := arrow.NewMetadata([]string{MetaSpec, MetaSpecID}, []string{string(canon), id})
+	md := arrow.NewMetadata([]string{metaSpec, metaSpecID}, []string{string(canon), id})
 	o.schema = arrow.NewSchema(fields, &md)
 	return o
 }

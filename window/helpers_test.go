@@ -240,8 +240,12 @@ func checkInvariants(t testing.TB, m *Manager[*fakeSketch]) {
 				}
 			}
 			open = len(ws)
-			if k.heapIx < 0 || m.timeHeap.items[k.heapIx] != k {
-				t.Fatalf("set %q not in the time heap", k.set)
+			if b := m.timeBuckets[k.nextEnd]; k.bucketIx < 0 || k.bucketIx >= len(b) || b[k.bucketIx] != k ||
+				!slices.Contains(m.timeEnds.items, k.nextEnd) {
+				t.Fatalf("set %q not filed under its next window end", k.set)
+			}
+			if want := max(k.emitted+1, m.kLo(k.panes[0].idx))*m.hop + m.size; k.nextEnd != want {
+				t.Fatalf("set %q filed under %d, its next window ends at %d", k.set, k.nextEnd, want)
 			}
 		case ModeSession:
 			open = len(k.panes)

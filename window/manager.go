@@ -90,10 +90,11 @@ type Manager[S Sketch[S]] struct {
 	recME                int64 // maxEvent at the start of the current record
 	replaying            bool  // the current input is below replayUntil
 	replayUntil          int64 // from Restore; math.MinInt64 when not restored
-	replayME             int64 // maxEvent of the original run at replayUntil
+	replayME             int64 // maxEvent of the original run at replayUntil (noEvent: unknown)
 	fifo                 fifo[S]
 	spans                []span                   // set/count: closed windows' blocked offsets
-	timeHeap             iheap[*key[S]]           // time: sets by next window end
+	timeEnds             iheap[int64]             // time: distinct next-window ends of the sets (lazy)
+	timeBuckets          map[int64][]*key[S]      // time: sets by the end of their next window
 	sessHeap             iheap[*pane[S]]          // session: sessions by close time
 	tombs                map[string]int64         // time: set → last window closed early
 	tombHeap             iheap[tomb]              // time: tombstones by window end (lazy)
@@ -113,7 +114,7 @@ type key[S Sketch[S]] struct {
 	closedEnd  int64      // count: position where the last window closed by count ended
 	emitted    int64      // time: highest window number closed (math.MinInt64: none)
 	nextEnd    int64      // time: end of the next window to close
-	heapIx     int        // time: index in timeHeap
+	bucketIx   int        // time: index in timeBuckets[nextEnd], -1 when in none
 }
 
 // pane is a run of points that stay together in every window: a set window, a count or
@@ -174,15 +175,8 @@ func NewManager[S Sketch[S]](cfg Config, newSketch func() S, clock Clock) (*Mana
 	default:
 		m.pane = gcd(m.size, m.hop)
 	}
-	m.timeHeap = iheap[*key[S]]{
-		less: func(a, b *key[S]) bool {
-			if a.nextEnd != b.nextEnd {
-				return a.nextEnd < b.nextEnd
-			}
-			return a.set < b.set
-		},
-		setIx: func(k *key[S], i int) { k.heapIx = i },
-	}
+	m.timeEnds = iheap[int64]{less: func(a, b int64) bool { return a < b }}
+	m.timeBuckets = make(map[int64][]*key[S])
 	m.sessOrder = func(a, b *pane[S]) bool {
 		ca, cb := a.maxT+m.gap, b.maxT+m.gap
 		if ca != cb {
@@ -213,6 +207,10 @@ func (m *Manager[S]) Add(in Input) ([]Closed[S], error) {
 	n, err := m.check(in)
 	if err != nil {
 		return nil, err
+	}
+	if !m.started && m.replayUntil != math.MinInt64 && in.Offset < m.cut.c {
+		// Replay starts below the checkpoint's cut: its watermark does not apply there.
+		m.maxEvent = noEvent
 	}
 	if !m.started || in.Offset != m.lastOff {
 		m.recME = m.maxEvent
@@ -362,7 +360,7 @@ func (m *Manager[S]) emit(c Closed[S], suppress bool) {
 
 // newKey creates the state of set and makes it the most recently updated.
 func (m *Manager[S]) newKey(set string) *key[S] {
-	k := &key[S]{set: set, emitted: math.MinInt64, heapIx: -1}
+	k := &key[S]{set: set, emitted: math.MinInt64, bucketIx: -1}
 	m.keys[set] = k
 	m.lruPushFront(k)
 	k.last = m.nowTime()
@@ -408,8 +406,8 @@ func (m *Manager[S]) lruUnlink(k *key[S]) {
 func (m *Manager[S]) removeKey(k *key[S]) {
 	m.lruUnlink(k)
 	delete(m.keys, k.set)
-	if k.heapIx >= 0 {
-		m.timeHeap.remove(k.heapIx)
+	if k.bucketIx >= 0 {
+		m.unbucket(k)
 	}
 	m.open -= k.open
 	k.open = 0

@@ -121,11 +121,17 @@ func (m *Manager[S]) Checkpoint() string {
 // Restore prepares a fresh Manager to resume from a committed checkpoint, before the first
 // Add: the caller then replays the partition from the committed offset (the checkpoint's cut)
 // on. replayUntil is the next offset given to SafeOffset when the checkpoint was taken
-// (recorded in the checkpoint as well: pass a negative value to use the recorded one).
-// Inputs below it are replayed: in time and session modes the first run's watermark is
-// reconstructed record by record, windows and late inputs the first run already emitted or
-// reported are not emitted or reported again, and records whose windows all closed are
-// skipped. In set and count modes replay simply rebuilds identical windows (those that had
+// (recorded in the checkpoint as well: pass a negative value to use the recorded one); all
+// output of the records below it must have been acknowledged. Inputs below it are
+// replayed: in time and session modes the first run's watermark is reconstructed record by
+// record, windows and late inputs the first run already emitted or reported are not emitted
+// or reported again, and records whose windows all closed are skipped.
+//
+// Exactness needs the replay to start at the checkpoint's cut and replayUntil to be the
+// checkpoint's next offset. A smaller replayUntil (output acknowledged only up to there) is
+// handled without loss — windows closing from replayUntil on are emitted again — and a
+// replay starting below the cut starts from an unknown watermark; both are approximations
+// (time/session: late decisions near the start may differ from the first run). In set and count modes replay simply rebuilds identical windows (those that had
 // closed are emitted again, byte-identical downstream). Restore("") is a fresh start.
 // A malformed or foreign checkpoint returns an error wrapping ErrBadCheckpoint and leaves
 // the Manager fresh (the caller may log it and continue, or Restore("")).
@@ -171,6 +177,11 @@ func (m *Manager[S]) Restore(checkpoint string, replayUntil int64) error {
 	}
 	if replayUntil < 0 {
 		replayUntil = n
+	}
+	if replayUntil < n {
+		// The caller acknowledged less output than the checkpoint covers: the watermark at
+		// replayUntil is unknown, so only closings by inputs below it are suppressed.
+		cme = noEvent
 	}
 	m.used = true
 	m.replayUntil, m.replayME = replayUntil, cme

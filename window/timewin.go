@@ -9,8 +9,8 @@ import (
 //
 // Pane j holds event times [jP, (j+1)P), P = gcd(Size, Hop); window w is [wH, wH+S) and holds
 // panes wH/P … (wH+S)/P−1, so pane j belongs to windows kLo(j) … kHi(j). A set's panes are
-// kept sorted by number; k.emitted is the last window closed, and the set sits in timeHeap by
-// the end of its next window: max(emitted+1, kLo(first pane)). Windows without panes are never
+// kept sorted by number; k.emitted is the last window closed, and the set is filed (schedTime)
+// under the end of its next window: max(emitted+1, kLo(first pane)). Windows without panes are never
 // materialised. Pane j's last window is kHi(j), so closing window w retires panes < (w+1)H/P,
 // the first of which (if it is one of them) becomes the window's sketch.
 
@@ -97,15 +97,34 @@ func (m *Manager[S]) lateTime(in Input, lo int64) error {
 	return nil
 }
 
-// schedTime (re)positions k in timeHeap by the end of its next window.
+// schedTime files k under the end of its next window. Sets are bucketed by that end (many
+// sets share it) and the distinct ends kept in a min-heap, so closing is O(log #ends) per end
+// plus a sort of the bucket by set name, which fixes the emission order.
 func (m *Manager[S]) schedTime(k *key[S]) {
-	w := max(k.emitted+1, m.kLo(k.panes[0].idx))
-	k.nextEnd = w*m.hop + m.size
-	if k.heapIx < 0 {
-		m.timeHeap.push(k)
-	} else {
-		m.timeHeap.fix(k.heapIx)
+	end := max(k.emitted+1, m.kLo(k.panes[0].idx))*m.hop + m.size
+	if k.bucketIx >= 0 {
+		if k.nextEnd == end {
+			return
+		}
+		m.unbucket(k)
 	}
+	k.nextEnd = end
+	b, ok := m.timeBuckets[end]
+	if !ok {
+		m.timeEnds.push(end)
+	}
+	k.bucketIx = len(b)
+	m.timeBuckets[end] = append(b, k)
+}
+
+// unbucket takes k out of its bucket (an emptied bucket stays until its end is popped).
+func (m *Manager[S]) unbucket(k *key[S]) {
+	b := m.timeBuckets[k.nextEnd]
+	last := b[len(b)-1]
+	b[k.bucketIx], last.bucketIx = last, k.bucketIx
+	b[len(b)-1] = nil
+	m.timeBuckets[k.nextEnd] = b[:len(b)-1]
+	k.bucketIx = -1
 }
 
 // closeDueTime closes every window whose end the watermark has reached, by end then set.
@@ -114,8 +133,17 @@ func (m *Manager[S]) closeDueTime() {
 	if !ok {
 		return
 	}
-	for m.timeHeap.len() > 0 && m.timeHeap.top().nextEnd <= wm {
-		m.closeTimeWindow(m.timeHeap.top(), ReasonWatermark)
+	for m.timeEnds.len() > 0 && m.timeEnds.top() <= wm {
+		end := m.timeEnds.pop()
+		b := m.timeBuckets[end]
+		delete(m.timeBuckets, end)
+		for _, k := range b {
+			k.bucketIx = -1
+		}
+		sort.Slice(b, func(i, j int) bool { return b[i].set < b[j].set })
+		for _, k := range b {
+			m.closeTimeWindow(k, ReasonWatermark) // re-files k under a later end
+		}
 	}
 	for m.tombHeap.len() > 0 && m.tombHeap.top().end <= wm {
 		tb := m.tombHeap.pop()
@@ -163,8 +191,9 @@ func (m *Manager[S]) closeTimeWindow(k *key[S], reason Reason) bool {
 		m.killPane(p, i == 0 && own)
 	}
 	k.panes = append(k.panes[:0], k.panes[nr:]...)
-	// A window ending at or before the checkpoint's watermark was emitted by the first run.
-	m.emit(c, m.replayME != noEvent && end <= m.replayME-m.late)
+	// A window ending at or before the checkpoint's watermark, or closed by the watermark
+	// while replaying, was emitted by the first run.
+	m.emit(c, m.replayME != noEvent && end <= m.replayME-m.late || m.replaying && reason == ReasonWatermark)
 	if len(k.panes) == 0 {
 		m.removeKey(k)
 		return true

@@ -138,7 +138,7 @@ func envError(err error, cfg any) error {
 	for _, e := range agg.Errors {
 		var pe env.ParseError
 		if errors.As(e, &pe) {
-			msgs = append(msgs, fmt.Sprintf("%s%s: cannot parse as %s: %v", envPrefix, vars[pe.Name], pe.Type, errors.Unwrap(pe.Err)))
+			msgs = append(msgs, fmt.Sprintf("%s%s: cannot parse as %s: %v", envPrefix, vars[pe.Name], pe.Type, pe.Err))
 			continue
 		}
 		msgs = append(msgs, e.Error())
