@@ -11,9 +11,9 @@ import (
 // Binning uses G+2 nodes per axis: the G midpoints plus a ghost node half a cell outside
 // each face, at −½/G and 1+½/G ("padded" node p sits at (p−½)/G, p = 0..G+1). A point
 // u ∈ [0,1] lies between two consecutive nodes and is split between them linearly, so no
-// point is ever clamped onto a node: binning is exact in the mean and second order in
-// the KDE (the binned KDE equals the exact one convolved with a triangle of variance
-// 1/(6G²)).
+// point is ever clamped onto a node: binning preserves each point's mass and mean, and
+// its error in the KDE is second order (on average over positions, like raising the
+// kernel variance by 1/(6G²)).
 //
 // KDE. The density at midpoint c_i is Σ_nodes count·Π_axes K[i][p] with the 1-D operator
 //
@@ -30,7 +30,7 @@ import (
 // Truncation. Images farther than kdeCutoff·h from the target are dropped. With
 // kdeCutoff = 5 the neglected Gaussian mass is erfc(5/√2) ≈ 5.7e-7 of a point's kernel,
 // below the default density floor (1e-6) and float32 output precision, while the band
-// stays narrow (15 taps for h = 0.02, G = 64).
+// stays narrow (13 taps for h = 0.02, G = 64).
 
 // kdeCutoff is the truncation radius of the Gaussian kernel in bandwidths.
 const kdeCutoff = 5
