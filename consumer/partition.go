@@ -225,6 +225,16 @@ func (p *partition) handle(ctx context.Context, m kafka.Message) error {
 		at += len(b.Points)
 	}
 
+	// A record is dead-lettered at most once, with every rejected batch in the detail (an
+	// Arrow record may hold several late sets); the batches that were accepted stay applied.
+	var rejected *schema.InvalidError
+	reject := func(e *schema.InvalidError) {
+		if rejected == nil {
+			rejected = e
+		} else {
+			rejected.Detail += "; " + e.Detail
+		}
+	}
 	at, index := 0, 0
 	for i, b := range batches {
 		in := window.Input{
@@ -237,15 +247,15 @@ func (p *partition) handle(ctx context.Context, m kafka.Message) error {
 		closed, err := p.manager.Add(in)
 		switch {
 		case errors.Is(err, window.ErrLate):
-			p.deadLetter(m, &schema.InvalidError{Reason: schema.ReasonLate,
-				Detail: fmt.Sprintf("batch %d (set %q, t=%d): %v", i, b.Set, b.EventTime, err)}, replaying)
+			reject(&schema.InvalidError{Reason: schema.ReasonLate,
+				Detail: fmt.Sprintf("batch %d (set %q, t=%d): %v", i, b.Set, b.EventTime, err)})
 			continue
 		case errors.Is(err, window.ErrEndWithoutWindow):
 			if !replaying {
 				w.metrics.EndWithoutWindow.Inc()
 			}
 		case err != nil:
-			p.deadLetter(m, &schema.InvalidError{Reason: schema.ReasonDecode, Detail: err.Error()}, replaying)
+			reject(&schema.InvalidError{Reason: schema.ReasonDecode, Detail: err.Error()})
 			continue
 		}
 		if !replaying {
@@ -261,6 +271,10 @@ func (p *partition) handle(ctx context.Context, m kafka.Message) error {
 				p.emitAll(closed, m.Offset)
 			}
 		}
+	}
+	if rejected != nil {
+		p.deadLetter(m, rejected, replaying)
+		return nil
 	}
 	if !replaying {
 		w.metrics.Records.WithLabelValues("ok").Inc()
@@ -349,12 +363,13 @@ func (p *partition) queue(msg kafka.Message, first int64, endMs int64) {
 }
 
 // flush hands pending output to the pipeline (blocking when MaxInFlight batches are
-// unacknowledged: back-pressure).
+// unacknowledged: back-pressure). The batch carries the commit position of this moment.
 func (p *partition) flush(ctx context.Context) error {
 	if len(p.pending) == 0 {
 		return nil
 	}
-	b := &outBatch{msgs: p.pending, ends: p.pendingEnds, first: p.pendingFirst, through: p.next}
+	b := &outBatch{msgs: p.pending, ends: p.pendingEnds, first: p.pendingFirst, through: p.next,
+		commit: p.currentCommitPoint()}
 	if err := p.out.submit(ctx, b); err != nil {
 		return err
 	}
@@ -362,47 +377,50 @@ func (p *partition) flush(ctx context.Context) error {
 	return nil
 }
 
-// safeOffset is the offset this partition may commit now, and the replay position to store.
-func (p *partition) safeOffset() (offset, acked int64) {
-	offset = p.manager.SafeOffset(p.next)
-	if p.pendingFirst >= 0 && p.pendingFirst < offset {
-		offset = p.pendingFirst
+// currentCommitPoint is the window manager's safe offset with the checkpoint of this moment
+// and replayUntil = next: committing it is correct once all output queued so far is
+// acknowledged (everything closed by records below next is then delivered).
+func (p *partition) currentCommitPoint() commitPoint {
+	return commitPoint{
+		offset:   p.manager.SafeOffset(p.next),
+		metadata: formatMetadata(metadata{replayUntil: p.next, window: p.manager.Checkpoint()}),
 	}
-	inflightFirst, ackedThrough := p.out.state()
-	if inflightFirst >= 0 && inflightFirst < offset {
-		offset = inflightFirst
-	}
-	acked = ackedThrough
-	if len(p.pending) == 0 && inflightFirst < 0 {
-		acked = p.next
-	}
-	if acked < p.replayUntil {
-		acked = p.replayUntil
-	}
-	return offset, acked
 }
 
-// tryCommit commits the safe offset if it advanced.
+// commitCandidate is what may be committed now: the current position when no output is
+// pending or in flight, else the position captured with the last acknowledged batch.
+func (p *partition) commitCandidate() (commitPoint, bool) {
+	if p.next < p.replayUntil {
+		// Still replaying what the last commit covered: that commit stays the right one.
+		return commitPoint{}, false
+	}
+	inFlight, acked, ok := p.out.state()
+	if len(p.pending) == 0 && !inFlight {
+		return p.currentCommitPoint(), true
+	}
+	return acked, ok
+}
+
+// tryCommit commits the candidate position if it differs from the last commit.
 func (p *partition) tryCommit(ctx context.Context) {
 	if p.next == 0 && p.committed < 0 {
 		return // nothing read yet
 	}
-	offset, acked := p.safeOffset()
-	meta := formatMetadata(metadata{replayUntil: acked, window: p.manager.Checkpoint()})
-	if offset <= p.committed && meta == p.lastMeta {
-		if offset < p.next {
+	cp, ok := p.commitCandidate()
+	if !ok || cp.offset < p.committed || (cp.offset == p.committed && cp.metadata == p.lastMeta) {
+		if p.committed < p.next {
 			p.w.metrics.CommitDeferred.Inc()
 		}
 		return
 	}
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := p.w.commit(cctx, p.gen, p.id, offset, meta); err != nil {
-		p.w.log.Warn("commit failed (will retry)", "partition", p.id, "offset", offset, "err", err)
+	if err := p.w.commit(cctx, p.gen, p.id, cp.offset, cp.metadata); err != nil {
+		p.w.log.Warn("commit failed (will retry)", "partition", p.id, "offset", cp.offset, "err", err)
 		return
 	}
-	p.committed, p.lastMeta = offset, meta
-	p.w.metrics.CommittedOffset.WithLabelValues(p.label).Set(float64(offset))
+	p.committed, p.lastMeta = cp.offset, cp.metadata
+	p.w.metrics.CommittedOffset.WithLabelValues(p.label).Set(float64(cp.offset))
 }
 
 // shutdown flushes everything, waits for acknowledgements and commits (SIGTERM path).

@@ -17,6 +17,17 @@ type outBatch struct {
 	ends    []int64 // window end event time (ms) per message; -1 for dead letters
 	first   int64   // lowest input offset any message depends on
 	through int64   // the partition's next offset when the batch was cut
+
+	// commit is the commit position captured when the batch was cut: the window manager's
+	// safe offset and checkpoint at `through`. It may be committed once this batch and
+	// every earlier one are acknowledged (offset and checkpoint must belong together).
+	commit commitPoint
+}
+
+// commitPoint is an offset with the commit metadata that makes a replay from it exact.
+type commitPoint struct {
+	offset   int64
+	metadata string
 }
 
 // pipeline writes one partition's batches in order, one at a time, retrying failures until
@@ -30,10 +41,11 @@ type pipeline struct {
 	cancel    context.CancelFunc
 	done      chan struct{}
 
-	mu           sync.Mutex
-	inflight     []*outBatch // submitted, not yet acknowledged, in order
-	ackedThrough int64       // `through` of the last acknowledged batch
-	idle         *sync.Cond
+	mu       sync.Mutex
+	inflight []*outBatch // submitted, not yet acknowledged, in order
+	acked    commitPoint // commit position of the last acknowledged batch
+	hasAcked bool
+	idle     *sync.Cond
 }
 
 func newPipeline(w *Worker, partition int, maxInFlight int) *pipeline {
@@ -42,7 +54,6 @@ func newPipeline(w *Worker, partition int, maxInFlight int) *pipeline {
 		w: w, partition: partition,
 		queue: make(chan *outBatch, maxInFlight),
 		ctx:   ctx, cancel: cancel, done: make(chan struct{}),
-		ackedThrough: -1,
 	}
 	pl.idle = sync.NewCond(&pl.mu)
 	go pl.loop()
@@ -62,18 +73,12 @@ func (pl *pipeline) submit(ctx context.Context, b *outBatch) error {
 	}
 }
 
-// state returns the lowest input offset any unacknowledged batch depends on (-1: none) and
-// the `through` position of the last acknowledged batch (-1: none yet).
-func (pl *pipeline) state() (inflightFirst, ackedThrough int64) {
+// state reports whether batches are in flight and the commit position of the last
+// acknowledged batch (ok false: none acknowledged yet).
+func (pl *pipeline) state() (inFlight bool, acked commitPoint, ok bool) {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
-	inflightFirst = -1
-	for _, b := range pl.inflight {
-		if inflightFirst < 0 || b.first < inflightFirst {
-			inflightFirst = b.first
-		}
-	}
-	return inflightFirst, pl.ackedThrough
+	return len(pl.inflight) > 0, pl.acked, pl.hasAcked
 }
 
 // drain waits until every submitted batch is acknowledged or ctx ends.
@@ -114,7 +119,7 @@ func (pl *pipeline) loop() {
 			}
 			pl.mu.Lock()
 			pl.inflight = pl.inflight[1:]
-			pl.ackedThrough = b.through
+			pl.acked, pl.hasAcked = b.commit, true
 			pl.idle.Broadcast()
 			pl.mu.Unlock()
 		}
