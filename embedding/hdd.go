@@ -276,7 +276,7 @@ func (s *hddSketch) addMarginal(u []float64, d int) {
 }
 
 // add2 is the joint d = 2 fast path of addJoint (same weights, same corner that takes
-// the rounding remainder, so both are bit-identical; TestHDDBinningPaths checks it).
+// the rounding remainder, so both are bit-identical; TestHDDBinning checks it).
 func (s *hddSketch) add2(u []float64) {
 	g := float64(s.f.g)
 	n := s.f.g + 2
@@ -351,7 +351,7 @@ func (s *hddSketch) finalize(n int64, out [][]float32) {
 	for k := 0; k < f.ngrids; k++ {
 		f.coefficients(sc.a[k*f.blockLen:(k+1)*f.blockLen], sc.dens[k*f.cells:(k+1)*f.cells], sc)
 	}
-	rffApplyFast(f.rff, sc.a, out[0])
+	f.rff.apply(sc.a, out[0])
 	if f.coef {
 		dst := out[1][:len(sc.a)]
 		for i, v := range sc.a {
@@ -569,41 +569,6 @@ func (p *projPlan) project(dst, fn []float64, sc *projScratch) {
 		}
 		cur, nsIn = out, ns
 	}
-}
-
-// rffApplyFast is (*rff).apply with dotFast: the same operations in the same order, so the
-// output is bit-identical (TestHDDRFFApplyFast), about 1.4× faster.
-func rffApplyFast(m *rff, a []float64, out []float32) {
-	half := m.out / 2
-	scale := math.Sqrt(2 / float64(m.out))
-	a = a[:m.in]
-	out = out[:2*half]
-	for r := 0; r < half; r++ {
-		theta := dotFast(m.omega[r*m.in:(r+1)*m.in], a)
-		s, c := math.Sincos(theta)
-		out[2*r] = float32(scale * s)
-		out[2*r+1] = float32(scale * c)
-	}
-}
-
-// dotFast computes exactly what dot computes (four partial sums over i mod 4, the tail
-// into the first, ((s0+s1)+(s2+s3))) with bounds checks hoisted out of the loop.
-func dotFast(x, y []float64) float64 {
-	y = y[:len(x)]
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		xx := x[i : i+4 : i+4]
-		yy := y[i : i+4 : i+4]
-		s0 += xx[0] * yy[0]
-		s1 += xx[1] * yy[1]
-		s2 += xx[2] * yy[2]
-		s3 += xx[3] * yy[3]
-	}
-	for ; i < len(x); i++ {
-		s0 += x[i] * y[i]
-	}
-	return (s0 + s1) + (s2 + s3)
 }
 
 // dot2 is (Σ t·x, Σ t·y) over len(t), two partial sums each.

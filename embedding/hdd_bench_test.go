@@ -65,7 +65,7 @@ func BenchmarkHDDFinalizeStages(b *testing.B) {
 	})
 	b.Run("rff", func(b *testing.B) {
 		for b.Loop() {
-			rffApplyFast(f.rff, sc.a, out)
+			f.rff.apply(sc.a, out)
 		}
 	})
 }

@@ -423,25 +423,6 @@ func TestHDDProjection(t *testing.T) {
 	}
 }
 
-func TestHDDRFFApplyFast(t *testing.T) {
-	rng := NewRNG(9, "test/rff")
-	for _, in := range []int{1, 3, 4, 7, 1000} {
-		m := newRFF(rng, in, 64, 0.7)
-		a := make([]float64, in)
-		for i := range a {
-			a[i] = rng.Normal()
-		}
-		want, got := make([]float32, 64), make([]float32, 64)
-		m.apply(a, want)
-		rffApplyFast(m, a, got)
-		for i := range want {
-			if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
-				t.Fatalf("in=%d: rffApplyFast[%d] = %v, apply %v", in, i, got[i], want[i])
-			}
-		}
-	}
-}
-
 // TestHDDConcurrentFinalize: the compiled family is shared; concurrent finalisations of
 // different sketches (scratch from the pool) give the sequential results. Run with -race.
 func TestHDDConcurrentFinalize(t *testing.T) {

@@ -112,23 +112,25 @@ const (
 
 // Defaults and limits of the spec (see Spec).
 const (
-	defaultSeed           = 42
-	defaultMMDFeatures    = 1024
-	defaultL2Basis        = 100
-	defaultHDDFeatures    = 4096
-	defaultHDDLambdas     = 5
-	defaultHDDBasis       = 100
-	defaultHDDGrid        = 64
-	defaultHDDKDEBW       = 0.02
-	defaultHDDFloor       = 1e-6
-	maxSpecDim            = 1 << 16
-	maxSpecFeatures       = 1 << 18
-	maxSpecBasis          = 1 << 16
-	maxSpecLambdas        = 1 << 10
-	maxSpecJointCells     = 1 << 20 // hdd joint grid^dim: the sketch holds ~8 bytes per cell
-	maxSpecStageWeights   = 1 << 27 // random Fourier matrix of a second stage (1 GiB of float64)
-	maxSpecFamilyNameLen  = 64
-	defaultSpecJSONSource = `{
+	defaultSeed        = 42
+	defaultMMDFeatures = 1024
+	defaultL2Basis     = 100
+	defaultHDDFeatures = 4096
+	defaultHDDLambdas  = 5
+	defaultHDDBasis    = 100
+	// defaultHDDMarginalBasis is the hdd basis default in marginal mode.
+	defaultHDDMarginalBasis = 10
+	defaultHDDGrid          = 64
+	defaultHDDKDEBW         = 0.02
+	defaultHDDFloor         = 1e-6
+	maxSpecDim              = 1 << 16
+	maxSpecFeatures         = 1 << 18
+	maxSpecBasis            = 1 << 16
+	maxSpecLambdas          = 1 << 10
+	maxSpecJointCells       = 1 << 20 // hdd joint grid^dim: the sketch holds ~8 bytes per cell
+	maxSpecStageWeights     = 1 << 27 // random Fourier matrix of a second stage (1 GiB of float64)
+	maxSpecFamilyNameLen    = 64
+	defaultSpecJSONSource   = `{
   "version": 1,
   "seed": 42,
   "dim": 2,
@@ -276,7 +278,6 @@ func (s *Spec) fillDefaults(i int, present map[string]bool) error {
 		setDefault("features", func() { f.Features = defaultHDDFeatures })
 		setDefault("lambdas", func() { f.Lambdas = defaultHDDLambdas })
 		setDefault("lambda_sampling", func() { f.LambdaSampling = "stratified" })
-		setDefault("basis", func() { f.Basis = defaultHDDBasis })
 		setDefault("grid", func() { f.Grid = defaultHDDGrid })
 		setDefault("kde_bandwidth", func() { f.KDEBandwidth = defaultHDDKDEBW })
 		setDefault("boundary", func() { f.Boundary = "reflect" })
@@ -285,6 +286,15 @@ func (s *Spec) fillDefaults(i int, present map[string]bool) error {
 			f.Mode = "marginal"
 			if s.Dim <= 3 {
 				f.Mode = "joint"
+			}
+		})
+		// Marginal mode embeds each 1-D marginal: 100 one-dimensional cosines would need
+		// frequencies a 64-cell grid cannot resolve, and d×100 coefficients per λ blow up the
+		// RFF stage. 10 per dimension is what the paper used for its marginal embeddings.
+		setDefault("basis", func() {
+			f.Basis = defaultHDDBasis
+			if f.Mode == "marginal" {
+				f.Basis = defaultHDDMarginalBasis
 			}
 		})
 	}
@@ -580,6 +590,14 @@ func (s *Spec) validateFamily(i int, present map[string]bool) error {
 			}
 		default:
 			return bad("mode", "must be joint or marginal, not %q", f.Mode)
+		}
+		// The midpoint rule on G cells resolves cosines up to index G−1 only.
+		gridDim := 1
+		if f.Mode == "joint" {
+			gridDim = s.Dim
+		}
+		if k := maxIndex(cosineIndices(gridDim, f.Basis)); k >= f.Grid {
+			return bad("basis", "%d basis functions need cosine index %d, but a grid of %d cells resolves indices up to %d; lower basis or raise grid", f.Basis, k, f.Grid, f.Grid-1)
 		}
 	}
 	return nil

@@ -146,8 +146,9 @@ func TestParseSpecDefaults(t *testing.T) {
 	if l.Basis != 100 || l.Features != 0 || l.Sigma != 0 {
 		t.Errorf("l2 defaults: %+v", l)
 	}
+	// dim 4 → marginal mode, whose basis default is 10 per dimension.
 	want := Family{Name: "h", Kind: "hdd", Divergence: "tv", Sigma: 2, Features: 4096, Lambdas: 5,
-		LambdaSampling: "stratified", Basis: 100, Grid: 64, KDEBandwidth: 0.02, Boundary: "reflect",
+		LambdaSampling: "stratified", Basis: 10, Grid: 64, KDEBandwidth: 0.02, Boundary: "reflect",
 		DensityFloor: 1e-6, Mode: "marginal"}
 	if h != want {
 		t.Errorf("hdd defaults:\n got %+v\nwant %+v", h, want)
@@ -345,5 +346,30 @@ func TestLoadSpec(t *testing.T) {
 	}
 	if _, err := LoadSpec(filepath.Join(dir, "missing.json")); err == nil {
 		t.Error("LoadSpec of a missing file succeeded")
+	}
+}
+
+// TestHighDimensionalDefaults: with dim > 3 an hdd family defaults to marginal mode with a
+// basis its grid can resolve, so the defaults always compile; an unresolvable basis is a
+// spec error naming basis.
+func TestHighDimensionalDefaults(t *testing.T) {
+	s, err := ParseSpec([]byte(`{"dim":16,"families":[{"name":"h","kind":"hdd","divergence":"js","sigma":0.5,"features":512}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := s.Families[0]; f.Mode != "marginal" || f.Basis != defaultHDDMarginalBasis {
+		t.Errorf("dim 16 hdd defaults: mode %q basis %d, want marginal %d", f.Mode, f.Basis, defaultHDDMarginalBasis)
+	}
+	e, err := New(s)
+	if err != nil {
+		t.Fatalf("New on the defaults: %v", err)
+	}
+	if got := e.Columns()[0].Len; got != 512 {
+		t.Errorf("feature length %d, want 512", got)
+	}
+	_, err = ParseSpec([]byte(`{"dim":1,"families":[{"name":"h","kind":"hdd","divergence":"js","sigma":0.5,"grid":16,"basis":40}]}`))
+	var se *SpecError
+	if !errors.As(err, &se) || se.Field != "families[0].basis" {
+		t.Errorf("basis beyond the grid: got %v, want a SpecError on families[0].basis", err)
 	}
 }
