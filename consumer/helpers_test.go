@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -38,6 +39,12 @@ type harness struct {
 
 func newHarness(t *testing.T, partitions int, specJSON string) *harness {
 	t.Helper()
+	return newHarnessEnv(t, testbroker.ForTest(t, partitions), specJSON)
+}
+
+// newHarnessEnv is newHarness on a broker the test manages itself (fault injection, restarts).
+func newHarnessEnv(t *testing.T, env testbroker.Env, specJSON string) *harness {
+	t.Helper()
 	spec, err := embedding.ParseSpec([]byte(specJSON))
 	if err != nil {
 		t.Fatalf("spec: %v", err)
@@ -46,7 +53,7 @@ func newHarness(t *testing.T, partitions int, specJSON string) *harness {
 	if err != nil {
 		t.Fatalf("embedder: %v", err)
 	}
-	return &harness{t: t, env: testbroker.ForTest(t, partitions), emb: emb, out: schema.NewOutput(spec, emb.Columns())}
+	return &harness{t: t, env: env, emb: emb, out: schema.NewOutput(spec, emb.Columns())}
 }
 
 // config returns a worker configuration with short timeouts suited to tests.
@@ -77,8 +84,14 @@ type runningWorker struct {
 // start runs a worker until the test ends (or stop is called).
 func (h *harness) start(cfg Config, clock window.Clock) *runningWorker {
 	h.t.Helper()
+	return h.startLogged(cfg, clock, testLogger(h.t))
+}
+
+// startLogged is start with the worker's logger given.
+func (h *harness) startLogged(cfg Config, clock window.Clock, log *slog.Logger) *runningWorker {
+	h.t.Helper()
 	m := metrics.New(prometheus.NewRegistry(), "test")
-	w, err := NewWorker(cfg, h.emb, h.out, m, testLogger(h.t), clock)
+	w, err := NewWorker(cfg, h.emb, h.out, m, log, clock)
 	if err != nil {
 		h.t.Fatalf("NewWorker: %v", err)
 	}
@@ -254,3 +267,49 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // testutilCounter reads a counter or gauge.
 func testutilCounter(c prometheus.Collector) float64 { return testutil.ToFloat64(c) }
+
+// testContext is a context bounded by d, for one client call in a test.
+func testContext(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), d)
+}
+
+// topicEnds returns the end offset (high watermark) of every partition of topic.
+func (h *harness) topicEnds(topic string) map[int]int64 {
+	h.t.Helper()
+	tr := &kafka.Transport{}
+	defer tr.CloseIdleConnections()
+	client := &kafka.Client{Addr: kafka.TCP(h.env.Brokers...), Transport: tr, Timeout: 10 * time.Second}
+	ctx, cancel := testContext(15 * time.Second)
+	defer cancel()
+	md, err := client.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
+	if err != nil || len(md.Topics) != 1 {
+		h.t.Fatalf("metadata %s: %v", topic, err)
+	}
+	var reqs []kafka.OffsetRequest
+	for _, p := range md.Topics[0].Partitions {
+		reqs = append(reqs, kafka.LastOffsetOf(p.ID))
+	}
+	resp, err := client.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: reqs}})
+	if err != nil {
+		h.t.Fatalf("list offsets %s: %v", topic, err)
+	}
+	out := map[int]int64{}
+	for _, p := range resp.Topics[topic] {
+		if p.Error != nil {
+			h.t.Fatalf("list offsets %s/%d: %v", topic, p.Partition, p.Error)
+		}
+		out[p.Partition] = p.LastOffset
+	}
+	return out
+}
+
+// waitDrained waits until the collector of topic (a fresh topic, offsets from 0) holds every
+// record the topic holds now, and returns them: an exact view once the producers are done.
+func (c *collector) waitDrained(h *harness, topic string, timeout time.Duration) []kafka.Message {
+	h.t.Helper()
+	var total int64
+	for _, end := range h.topicEnds(topic) {
+		total += end
+	}
+	return c.waitFor(h.t, timeout, fmt.Sprintf("all %d records of %s", total, topic), func(m []kafka.Message) bool { return int64(len(m)) >= total })
+}

@@ -38,6 +38,7 @@ func commands() []command {
 		{"tail", "print feature records as JSON lines", runTail},
 		{"spec", "print the resolved spec, spec_id and output schema", runSpec},
 		{"bench", "end-to-end throughput through the embedded broker", runBench},
+		{"soak", "long run with worker processes, a mid-run rebalance, RSS timeline and window check", runSoak},
 		{"version", "print the version", runVersion},
 	}
 }
