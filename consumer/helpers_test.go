@@ -184,7 +184,13 @@ func (h *harness) collect(topic string) *collector {
 			for {
 				m, err := r.ReadMessage(ctx)
 				if err != nil {
-					return
+					if ctx.Err() != nil {
+						return
+					}
+					// The reader reports connection errors (a broker restart in the fault
+					// tests) and keeps retrying by itself.
+					time.Sleep(50 * time.Millisecond)
+					continue
 				}
 				c.mu.Lock()
 				c.msgs = append(c.msgs, m)

@@ -132,6 +132,13 @@ func (p *partition) run(ctx, genCtx context.Context) error {
 	p.out = newPipeline(w, p.id, w.cfg.MaxInFlight)
 	defer p.out.close()
 
+	// A flush blocks while the pipeline is full (back-pressure, e.g. the output topic refuses
+	// writes); it must give way to a worker stop as well as to a generation end, or a stop
+	// during an output outage would wait for the outage to end.
+	loopCtx, cancelLoop := context.WithCancel(genCtx)
+	defer cancelLoop()
+	defer context.AfterFunc(ctx, cancelLoop)()
+
 	commitTick := time.NewTicker(w.cfg.CommitInterval)
 	defer commitTick.Stop()
 	flushTick := time.NewTicker(w.cfg.FlushInterval)
@@ -163,12 +170,12 @@ func (p *partition) run(ctx, genCtx context.Context) error {
 				return err
 			}
 			if len(p.pending) >= w.cfg.FlushMessages {
-				if err := p.flush(genCtx); err != nil {
+				if err := p.flush(loopCtx); err != nil {
 					continue
 				}
 			}
 		case <-flushTick.C:
-			if err := p.flush(genCtx); err != nil {
+			if err := p.flush(loopCtx); err != nil {
 				continue
 			}
 		case <-expireTick.C:

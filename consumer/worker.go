@@ -251,10 +251,24 @@ func (w *Worker) fetchCheckpoints(ctx context.Context, gen *kafka.Generation, id
 	}
 	fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	resp, err := w.client.OffsetFetch(fctx, &kafka.OffsetFetchRequest{
-		GroupID: gen.GroupID,
-		Topics:  map[string][]int{w.cfg.InputTopic: ids},
-	})
+	// Retried: right after a broker restart the first request on a pooled connection fails
+	// (EOF), and replaying without the checkpoints re-emits windows and loses the replay's
+	// watermark.
+	var resp *kafka.OffsetFetchResponse
+	var err error
+	bo := newBackoff(100*time.Millisecond, time.Second)
+	for attempt := 1; ; attempt++ {
+		resp, err = w.client.OffsetFetch(fctx, &kafka.OffsetFetchRequest{
+			GroupID: gen.GroupID,
+			Topics:  map[string][]int{w.cfg.InputTopic: ids},
+		})
+		if err == nil && resp.Error != nil {
+			err = resp.Error
+		}
+		if err == nil || attempt == 4 || !sleep(fctx, bo.next()) {
+			break
+		}
+	}
 	if err != nil {
 		w.log.Warn("offset fetch for checkpoints failed; replaying without suppression", "err", err)
 		return out
