@@ -156,7 +156,7 @@ func (p *partition) run(ctx, genCtx context.Context) error {
 			return p.shutdown(genCtx)
 		case <-genCtx.Done():
 			stopReader()
-			p.finalCommit(context.Background(), 2*time.Second)
+			p.revoke(revokeDrainTimeout)
 			w.log.Info("partition revoked", "partition", p.id, "next", p.next, "committed", p.committed)
 			return nil
 		case m, ok := <-msgs:
@@ -452,10 +452,19 @@ func (p *partition) shutdown(genCtx context.Context) error {
 	return nil
 }
 
-// finalCommit is the best-effort commit on revocation.
-func (p *partition) finalCommit(ctx context.Context, timeout time.Duration) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+// revokeDrainTimeout bounds the hand-over work on a rebalance; the group waits for it (up to
+// the rebalance timeout) before reassigning the partition.
+const revokeDrainTimeout = 2 * time.Second
+
+// revoke is the hand-over on a generation end: flush what is pending, wait (bounded) for the
+// output to be acknowledged, and commit, so that the next owner does not re-emit windows
+// that were in fact delivered. Whatever does not finish in time is replayed (byte-identical).
+func (p *partition) revoke(timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	if err := p.flush(ctx); err == nil {
+		_ = p.out.drain(ctx)
+	}
 	p.tryCommit(ctx)
 }
 

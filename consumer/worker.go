@@ -127,8 +127,9 @@ type Worker struct {
 	log     *slog.Logger
 	clock   window.Clock
 
-	writer *kafka.Writer
-	client *kafka.Client
+	writer    *kafka.Writer
+	client    *kafka.Client
+	transport *kafka.Transport // the writer's and the client's
 
 	ready   atomic.Bool
 	running sync.WaitGroup
@@ -169,7 +170,8 @@ func NewWorker(cfg Config, emb *embedding.Embedder, out *schema.Output, m *metri
 			MaxAttempts:  3,
 			Transport:    transport,
 		},
-		client: &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Transport: transport, Timeout: 10 * time.Second},
+		client:    &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Transport: transport, Timeout: 10 * time.Second},
+		transport: transport,
 	}
 	return w, nil
 }
@@ -251,9 +253,10 @@ func (w *Worker) fetchCheckpoints(ctx context.Context, gen *kafka.Generation, id
 	}
 	fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	// Retried: right after a broker restart the first request on a pooled connection fails
-	// (EOF), and replaying without the checkpoints re-emits windows and loses the replay's
-	// watermark.
+	// Retried: right after a broker restart the requests on pooled connections fail (EOF),
+	// and replaying without the checkpoints re-emits windows and loses the replay's
+	// watermark. The transport pools several idle connections (writer and client share it),
+	// so a failed attempt drops them all rather than burning one per retry.
 	var resp *kafka.OffsetFetchResponse
 	var err error
 	bo := newBackoff(100*time.Millisecond, time.Second)
@@ -265,7 +268,11 @@ func (w *Worker) fetchCheckpoints(ctx context.Context, gen *kafka.Generation, id
 		if err == nil && resp.Error != nil {
 			err = resp.Error
 		}
-		if err == nil || attempt == 4 || !sleep(fctx, bo.next()) {
+		if err == nil || attempt == 4 {
+			break
+		}
+		w.transport.CloseIdleConnections()
+		if !sleep(fctx, bo.next()) {
 			break
 		}
 	}
