@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -28,8 +29,9 @@ type partition struct {
 	// replayUntil: records below it were processed, and everything they produced was
 	// acknowledged, before the last commit; their emissions and dead letters are suppressed.
 	replayUntil int64
-	next        int64 // next offset to process
-	committed   int64 // last committed offset (-1: none by this loop)
+	next        int64        // next offset to process
+	position    atomic.Int64 // next, readable by the lag tracker
+	committed   int64        // last committed offset (-1: none by this loop)
 	lastMeta    string
 
 	pending      []kafka.Message // output waiting for the next flush, in order
@@ -105,6 +107,12 @@ func (p *partition) run(ctx, genCtx context.Context) error {
 		p.next = p.start
 		p.committed = p.start
 	}
+	p.position.Store(p.next)
+	go p.trackLag(readerCtx)
+	defer func() {
+		w.metrics.ConsumerLag.DeleteLabelValues(p.label)
+		w.metrics.CommittedOffset.DeleteLabelValues(p.label)
+	}()
 
 	msgs := make(chan kafka.Message, 64)
 	go func() {
@@ -194,6 +202,7 @@ func (p *partition) run(ctx, genCtx context.Context) error {
 func (p *partition) handle(ctx context.Context, m kafka.Message) error {
 	w := p.w
 	p.next = m.Offset + 1
+	p.position.Store(p.next)
 	if m.HighWaterMark > 0 {
 		w.metrics.ConsumerLag.WithLabelValues(p.label).Set(float64(m.HighWaterMark - p.next))
 	}
@@ -450,6 +459,36 @@ func (p *partition) shutdown(genCtx context.Context) error {
 	p.tryCommit(ctx)
 	p.w.log.Info("partition stopped", "partition", p.id, "committed", p.committed, "open_windows", p.manager.Open())
 	return nil
+}
+
+// lagInterval is how often a partition's lag is refreshed from the broker.
+const lagInterval = time.Second
+
+// trackLag keeps distfeat_consumer_lag current even while the partition loop is stalled
+// (back-pressure, a long finalisation): the high watermark comes from the broker, the
+// position from the loop.
+func (p *partition) trackLag(ctx context.Context) {
+	t := time.NewTicker(lagInterval)
+	defer t.Stop()
+	topic := p.w.cfg.InputTopic
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		resp, err := p.w.client.ListOffsets(ctx, &kafka.ListOffsetsRequest{
+			Topics: map[string][]kafka.OffsetRequest{topic: {kafka.LastOffsetOf(p.id)}},
+		})
+		if err != nil {
+			continue
+		}
+		for _, po := range resp.Topics[topic] {
+			if po.Partition == p.id && po.Error == nil && ctx.Err() == nil {
+				p.w.metrics.ConsumerLag.WithLabelValues(p.label).Set(float64(max(po.LastOffset-p.position.Load(), 0)))
+			}
+		}
+	}
 }
 
 // revokeDrainTimeout bounds the hand-over work on a rebalance; the group waits for it (up to

@@ -359,6 +359,9 @@ func TestScaleOut(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		workers = append(workers, h.start(h.config("scale", window.Config{}), nil))
 	}
+	// Produce only once all three share the partitions; otherwise the first member may
+	// finish everything before the others join.
+	h.waitGroupMembers("scale", 3, 30*time.Second)
 	sets := randomSets(9, "s", 48, 200, 1)
 	h.produce("arrow", 100, sets...)
 	msgs := features.waitFor(t, 90*time.Second, "48 windows", func(m []kafka.Message) bool { return distinctWindows(m) >= len(sets) })
