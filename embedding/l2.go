@@ -28,8 +28,15 @@ type l2Family struct {
 	start  []int32 // factors of basis function m: fidx[start[m]:start[m+1]]
 	fidx   []int32 // index j·(kmax+1)+k into a point's factor table
 	weight []float64
-	rff    *rff
-	cols   []Column
+	// Specialised layout of the same basis for d = 2, 3 (addBlock; nil otherwise): axis j
+	// of basis function m uses row k_j = α_mj of that axis's block table, held as its offset
+	// j·(kmax+1)·l2Block + k_j·l2Block into the sketch's block tables (row 0 is the
+	// constant 1, so an axis with α_mj = 0 contributes an exact factor 1).
+	flat [3][]int32
+	spec int     // 1 (add1), 2 or 3 (addBlock) when a specialised add applies, 0 for addGeneric
+	path dotPath // kernel of l2Products (addBlock); every path gives the same sums
+	rff  *rff
+	cols []Column
 }
 
 // compileL2 builds an l2 family's basis tables and optional RFF stage.
@@ -60,6 +67,7 @@ func compileL2(spec *Spec, idx int) (*l2Family, error) {
 			l.weight[m] *= math.Sqrt2
 		}
 	}
+	l.specialise(alphas)
 	outLen := f.Basis
 	if f.Features > 0 {
 		l.rff = newRFF(NewRNG(spec.Seed, f.Name+"/rff"), f.Basis, f.Features, f.Sigma)
@@ -71,22 +79,200 @@ func compileL2(spec *Spec, idx int) (*l2Family, error) {
 
 func (l *l2Family) columns() []Column { return l.cols }
 
-func (l *l2Family) newSketch() familySketch {
-	return &l2Sketch{
-		fam:   l,
-		acc:   make([]int64, l.basis),
-		table: make([]float64, l.d*(l.kmax+1)),
+// l2Block is the number of points the specialised add paths evaluate together: their
+// tables hold row k of every axis for l2Block points side by side, so that each basis
+// function's products for a block are l2Block independent operations on adjacent values.
+const l2Block = 8
+
+// l2MaxFlatTable bounds the block tables of addBlock (d·(kmax+1)·l2Block float64 per
+// sketch); bases needing larger tables use the generic add.
+const l2MaxFlatTable = 4096
+
+// specialise builds the flat layouts for d ≤ 3. add1 needs the basis in the order
+// α = 0, 1, 2, … (which is cosineIndices(1, ·)); addBlock takes any order.
+func (l *l2Family) specialise(alphas [][]int) {
+	if l.kmax < 1 || l.d > 3 {
+		return
 	}
+	if l.d == 1 {
+		for m, a := range alphas {
+			if a[0] != m {
+				return
+			}
+		}
+		l.spec = 1
+		return
+	}
+	if l.d*(l.kmax+1)*l2Block > l2MaxFlatTable {
+		return
+	}
+	bl := (l.kmax + 1) * l2Block
+	for j := 0; j < l.d; j++ {
+		l.flat[j] = make([]int32, len(alphas))
+		for m, a := range alphas {
+			l.flat[j][m] = int32(j*bl + a[j]*l2Block)
+		}
+	}
+	l.spec = l.d
+	l.path = dotBestPath()
 }
 
-// l2Sketch holds the fixed-point sums of ψ_α and a per-point scratch table.
+func (l *l2Family) newSketch() familySketch {
+	s := &l2Sketch{fam: l, acc: make([]int64, l.basis), table: make([]float64, l.d*(l.kmax+1))}
+	if l.spec >= 2 {
+		s.block = make([]float64, l.d*(l.kmax+1)*l2Block)
+		for j := 0; j < l.d; j++ { // row 0 of every axis: cos 0 = 1, never overwritten
+			row0 := s.block[j*(l.kmax+1)*l2Block:][:l2Block]
+			for p := range row0 {
+				row0[p] = 1
+			}
+		}
+	}
+	return s
+}
+
+// l2Sketch holds the fixed-point sums of ψ_α and scratch tables.
 type l2Sketch struct {
 	fam   *l2Family
 	acc   []int64
-	table []float64 // cos(π k u_j) at j·(kmax+1)+k for the current point
+	table []float64 // cos(π k u_j) at j·(kmax+1)+k for the current point (addGeneric)
+	block []float64 // addBlock: axis j's rows at j·(kmax+1)·l2Block, row k at k·l2Block
 }
 
+// add accumulates the points of u. Every path computes each ψ_α(u_i) with the same
+// floating-point operations as addGeneric (the specialised ones only add exact factors of
+// 1 for the axes where α_j = 0) and adds toFixed of it, so all give identical sums; the
+// tests compare them bit for bit.
 func (s *l2Sketch) add(u []float64, d int) {
+	switch s.fam.spec {
+	case 1:
+		s.add1(u)
+	case 2, 3:
+		s.addBlock(u, s.fam.spec)
+	default:
+		s.addGeneric(u, d)
+	}
+}
+
+// fixedBlockBias is l2Block·fixedMagicBits modulo 2⁶⁴: the specialised paths add the raw
+// bits of fma(ψ, 2³², 1.5·2⁵²) for a block of points and subtract the magic once per block
+// (as the mmd kernels do); two's-complement wrap-around gives the same int64 as toFixed
+// per term.
+const (
+	fixedBlockBias = l2Block * fixedMagicBits % (1 << 64)
+	fixedBias4     = 4 * fixedMagicBits % (1 << 64)
+)
+
+// fixedBits is the raw bit pattern whose sum, minus fixedMagicBits per term, is Σ toFixed(t).
+func fixedBits(t float64) uint64 {
+	return math.Float64bits(math.FMA(t, fixedScale, fixedMagic))
+}
+
+// add1 is add for d = 1, where ψ_k(u) = cos(πku) is the Chebyshev table itself and basis
+// function m is α = m. Four points advance through the recurrence together (independent
+// dependency chains); the table is never stored.
+func (s *l2Sketch) add1(u []float64) {
+	acc := s.acc
+	nb := len(acc)
+	i := 0
+	for ; i+4 <= len(u); i += 4 {
+		p := u[i : i+4 : i+4]
+		c0, c1, c2, c3 := cosPiFlat(p[0]), cosPiFlat(p[1]), cosPiFlat(p[2]), cosPiFlat(p[3])
+		acc[0] += 4 << 32 // ψ_0 = 1: toFixed(1) per point
+		acc[1] += int64(fixedBits(c0) + fixedBits(c1) + fixedBits(c2) + fixedBits(c3) - fixedBias4)
+		t0, t1, t2, t3 := 2*c0, 2*c1, 2*c2, 2*c3
+		var q0, q1, q2, q3 float64 = 1, 1, 1, 1 // row k−2
+		r0, r1, r2, r3 := c0, c1, c2, c3        // row k−1
+		for k := 2; k < nb; k++ {
+			q0, r0 = r0, math.FMA(t0, r0, -q0)
+			q1, r1 = r1, math.FMA(t1, r1, -q1)
+			q2, r2 = r2, math.FMA(t2, r2, -q2)
+			q3, r3 = r3, math.FMA(t3, r3, -q3)
+			acc[k] += int64(fixedBits(r0) + fixedBits(r1) + fixedBits(r2) + fixedBits(r3) - fixedBias4)
+		}
+	}
+	if i < len(u) {
+		s.addGeneric(u[i:], 1)
+	}
+}
+
+// fillBlock writes the block table of one axis: tab[k·l2Block+p] = cos(πk·x_p) for the
+// l2Block points x_p = pts[p·d+j], k = 1..kmax (row 0 stays 1), by the recurrence of
+// addGeneric, rows outermost so that the l2Block chains run side by side.
+func fillBlock(tab []float64, pts []float64, j, d, stride int) {
+	var two [l2Block]float64
+	r1 := (*[l2Block]float64)(tab[l2Block:])
+	for p := range r1 {
+		c := cosPiFlat(pts[p*d+j])
+		r1[p] = c
+		two[p] = 2 * c
+	}
+	for k := 2; k < stride; k++ {
+		prev2 := (*[l2Block]float64)(tab[(k-2)*l2Block:])
+		prev := (*[l2Block]float64)(tab[(k-1)*l2Block:])
+		cur := (*[l2Block]float64)(tab[k*l2Block:])
+		for p := range cur {
+			cur[p] = math.FMA(two[p], prev[p], -prev2[p])
+		}
+	}
+}
+
+// addBlock is add for d = 2 and 3, l2Block points at a time: fill each axis's block
+// table, then l2Products adds the block's ψ_m for every basis function.
+func (s *l2Sketch) addBlock(u []float64, d int) {
+	l := s.fam
+	stride := l.kmax + 1
+	bl := stride * l2Block
+	tab := s.block[:d*bl]
+	i := 0
+	for ; i+d*l2Block <= len(u); i += d * l2Block {
+		pts := u[i : i+d*l2Block]
+		for j := 0; j < d; j++ {
+			fillBlock(tab[j*bl:(j+1)*bl], pts, j, d, stride)
+		}
+		l2Products(l.path, d, tab, &l.flat, s.acc)
+	}
+	if i < len(u) {
+		s.addGeneric(u[i:], d)
+	}
+}
+
+// l2ProductsGo is the portable l2Products: for every basis function m, the l2Block
+// products ψ = T0[k0]·T1[k1] (d = 2) or (T0[k0]·T1[k1])·T2[k2] (d = 3), each rounded, their
+// fixed-point bits summed, and the block's magic bias subtracted once.
+func l2ProductsGo(d int, tab []float64, flat *[3][]int32, acc []int64) {
+	ix0 := flat[0]
+	ix1 := flat[1][:len(ix0)]
+	acc = acc[:len(ix0)]
+	if d == 2 {
+		for m, o0 := range ix0 {
+			a := (*[l2Block]float64)(tab[o0:])
+			b := (*[l2Block]float64)(tab[ix1[m]:])
+			sum := fixedBits(float64(a[0]*b[0])) + fixedBits(float64(a[1]*b[1])) +
+				fixedBits(float64(a[2]*b[2])) + fixedBits(float64(a[3]*b[3])) +
+				fixedBits(float64(a[4]*b[4])) + fixedBits(float64(a[5]*b[5])) +
+				fixedBits(float64(a[6]*b[6])) + fixedBits(float64(a[7]*b[7]))
+			acc[m] += int64(sum - fixedBlockBias)
+		}
+		return
+	}
+	ix2 := flat[2][:len(ix0)]
+	for m, o0 := range ix0 {
+		a := (*[l2Block]float64)(tab[o0:])
+		b := (*[l2Block]float64)(tab[ix1[m]:])
+		c := (*[l2Block]float64)(tab[ix2[m]:])
+		sum := fixedBits(float64(float64(a[0]*b[0])*c[0])) + fixedBits(float64(float64(a[1]*b[1])*c[1])) +
+			fixedBits(float64(float64(a[2]*b[2])*c[2])) + fixedBits(float64(float64(a[3]*b[3])*c[3])) +
+			fixedBits(float64(float64(a[4]*b[4])*c[4])) + fixedBits(float64(float64(a[5]*b[5])*c[5])) +
+			fixedBits(float64(float64(a[6]*b[6])*c[6])) + fixedBits(float64(float64(a[7]*b[7])*c[7]))
+		acc[m] += int64(sum - fixedBlockBias)
+	}
+}
+
+// addGeneric is the reference path, for any d: per point, each axis's table
+// cos(π k u_j), k = 0..kmax, then each ψ_α as the product of its non-zero axes' entries
+// in increasing axis order.
+func (s *l2Sketch) addGeneric(u []float64, d int) {
 	l := s.fam
 	stride := l.kmax + 1
 	tab := s.table
@@ -98,7 +284,7 @@ func (s *l2Sketch) add(u []float64, d int) {
 			if stride == 1 {
 				continue
 			}
-			c1 := cosPi(u[i+j])
+			c1 := cosPiFlat(u[i+j])
 			row[1] = c1
 			two := 2 * c1
 			for k := 2; k < stride; k++ {
@@ -129,7 +315,7 @@ func (s *l2Sketch) merge(other familySketch) {
 
 func (s *l2Sketch) reset() { clear(s.acc) }
 
-func (s *l2Sketch) sizeBytes() int { return 8*len(s.acc) + 8*len(s.table) + 64 }
+func (s *l2Sketch) sizeBytes() int { return 8*len(s.acc) + 8*len(s.table) + 8*len(s.block) + 88 }
 
 func (s *l2Sketch) finalize(n int64, out [][]float32) {
 	l := s.fam

@@ -1,43 +1,172 @@
 package embedding
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // rff is a random Fourier feature map for the Gaussian kernel exp(−‖a−b‖²/(2σ²)) on ℝ^in:
 // z(a) = √(2/D)·[sin(ω_r·a), cos(ω_r·a)]_{r=1..D/2}, ω_r ~ N(0, σ⁻² I) (sin/cos pairs,
 // thesis §3.2). It is applied once per window at finalisation (mmd's second stage, l2's and
-// hdd's outer kernel), in float64 with the deterministic sincos of sincos.go and explicitly
-// rounded sums, so the output bits do not depend on the architecture or GOAMD64 level.
+// hdd's outer kernel), in float64 with the deterministic sincos of sincos.go and the fixed
+// summation order of rffDot, so the output bits do not depend on the architecture, the
+// GOAMD64 level or which kernel path (portable, AVX2, AVX-512) computed the inner products.
 type rff struct {
 	in, out int
 	omega   []float64 // row-major (out/2) × in
 	scale   float64   // √(2/D)
+	path    dotPath   // kernel of rffDot; every path gives the same bits
 }
 
 // newRFF draws the frequencies: for r = 0..D/2−1, for j = 0..in−1, ω_rj = rng.Normal()/σ.
 func newRFF(rng *RNG, in, features int, sigma float64) *rff {
 	half := features / 2
-	m := &rff{in: in, out: features, omega: make([]float64, half*in), scale: math.Sqrt(2 / float64(features))}
+	m := &rff{in: in, out: features, omega: make([]float64, half*in),
+		scale: math.Sqrt(2 / float64(features)), path: dotBestPath()}
 	for i := range m.omega {
 		m.omega[i] = rng.Normal() / sigma
 	}
 	return m
 }
 
-// apply writes z(a) into out (len D).
+// rffBlock is the number of rows per rffDot call in apply: their θ live on the stack. A
+// multiple of both kernels' row groups (8 and 6), so that only the last call has rows
+// left over for the kernels' slower one-row loop.
+const rffBlock = 96
+
+// apply writes z(a) into out (len D). ω is streamed once per call (D/2·in float64: 16 MB
+// for the default hdd family, more than L2 and a large share of L3), so with the SIMD
+// kernels this stage runs at memory bandwidth, not at FMA throughput.
 func (m *rff) apply(a []float64, out []float32) {
 	half := m.out / 2
-	for r := 0; r < half; r++ {
-		row := m.omega[r*m.in : (r+1)*m.in]
-		s, c := sincos(dot(row, a))
-		out[2*r] = float32(m.scale * s)
-		out[2*r+1] = float32(m.scale * c)
+	a = a[:m.in]
+	out = out[:2*half]
+	var theta [rffBlock]float64
+	for r0 := 0; r0 < half; r0 += rffBlock {
+		nr := min(rffBlock, half-r0)
+		th := theta[:nr]
+		rffDot(m.path, m.omega[r0*m.in:(r0+nr)*m.in], m.in, a, th)
+		o := out[2*r0 : 2*(r0+nr)]
+		for i, t := range th {
+			s, c := sincosFlat(t)
+			o[2*i] = float32(m.scale * s)
+			o[2*i+1] = float32(m.scale * c)
+		}
+	}
+}
+
+// dotPath selects an implementation of rffDot. All paths produce bit-identical results.
+type dotPath int
+
+const (
+	dotPathPortable dotPath = iota // pure Go (rffDotGo)
+	dotPathAVX2                    // amd64 AVX2+FMA: 6 rows per pass, 8 lanes as two YMM registers
+	dotPathAVX512                  // amd64 AVX-512F: 8 rows per pass, one ZMM register per row
+)
+
+func (p dotPath) String() string {
+	switch p {
+	case dotPathPortable:
+		return "portable"
+	case dotPathAVX2:
+		return "avx2"
+	case dotPathAVX512:
+		return "avx512"
+	}
+	return fmt.Sprintf("dotPath(%d)", int(p))
+}
+
+// dotBestPath is the fastest rffDot kernel this machine supports.
+func dotBestPath() dotPath {
+	for _, p := range []dotPath{dotPathAVX512, dotPathAVX2} {
+		if dotPathSupported(p) {
+			return p
+		}
+	}
+	return dotPathPortable
+}
+
+// rffDot sets theta[r] = ω_r·a for the len(theta) rows ω_r = omega[r·n : (r+1)·n].
+//
+// The summation order is part of the features' definition, identical on every path: eight
+// lanes, lane k accumulating the terms j ≡ k (mod 8) in increasing j with one fused
+// multiply-add each (lane_k = fma(ω_j, a_j, lane_k), starting from +0; a lane whose last
+// block is incomplete is simply not updated there), then the fixed tree
+// ((l0+l4) + (l2+l6)) + ((l1+l5) + (l3+l7)). The AVX-512 kernel holds the eight lanes in
+// one ZMM register, the AVX2 kernel in two YMM registers (lanes 0–3 and 4–7), and rffDotGo
+// in eight scalars; TestRFFDotPathsBitIdentical checks that they agree bit for bit.
+func rffDot(path dotPath, omega []float64, n int, a, theta []float64) {
+	rows := len(theta)
+	if rows == 0 {
+		return
+	}
+	if n == 0 {
+		clear(theta)
+		return
+	}
+	if n < 0 || len(omega) < rows*n || len(a) < n {
+		panic("embedding: rffDot: inconsistent dimensions")
+	}
+	switch path {
+	case dotPathAVX512, dotPathAVX2:
+		rffDotSIMD(path, omega, n, a, theta)
+	default:
+		rffDotGo(omega, n, a, theta)
+	}
+}
+
+// rffDotGo is the portable kernel: the exact operation sequence of the SIMD paths, with
+// math.FMA where they use VFMADD and plain (separately rounded) additions in the final tree.
+func rffDotGo(omega []float64, n int, a, theta []float64) {
+	a = a[:n]
+	n8 := n &^ 7
+	for r := range theta {
+		row := omega[r*n : r*n+n]
+		var l0, l1, l2, l3, l4, l5, l6, l7 float64
+		for j := 0; j < n8; j += 8 {
+			w := row[j : j+8 : j+8]
+			x := a[j : j+8 : j+8]
+			l0 = math.FMA(w[0], x[0], l0)
+			l1 = math.FMA(w[1], x[1], l1)
+			l2 = math.FMA(w[2], x[2], l2)
+			l3 = math.FMA(w[3], x[3], l3)
+			l4 = math.FMA(w[4], x[4], l4)
+			l5 = math.FMA(w[5], x[5], l5)
+			l6 = math.FMA(w[6], x[6], l6)
+			l7 = math.FMA(w[7], x[7], l7)
+		}
+		if t := n - n8; t > 0 {
+			w := row[n8:n]
+			x := a[n8:n]
+			l0 = math.FMA(w[0], x[0], l0)
+			if t > 1 {
+				l1 = math.FMA(w[1], x[1], l1)
+			}
+			if t > 2 {
+				l2 = math.FMA(w[2], x[2], l2)
+			}
+			if t > 3 {
+				l3 = math.FMA(w[3], x[3], l3)
+			}
+			if t > 4 {
+				l4 = math.FMA(w[4], x[4], l4)
+			}
+			if t > 5 {
+				l5 = math.FMA(w[5], x[5], l5)
+			}
+			if t > 6 {
+				l6 = math.FMA(w[6], x[6], l6)
+			}
+		}
+		theta[r] = ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7))
 	}
 }
 
 // dot is a plain inner product with four independent partial sums (a fixed summation
-// order). Every product is rounded before it is added (the float64 conversions forbid the
-// compiler from fusing them into FMAs, which it does on arm64 and on amd64 with
-// GOAMD64=v3), so results are bit-identical on every machine.
+// order), used by hdd's density and projection stages. Every product is rounded before it
+// is added (the float64 conversions forbid the compiler from fusing them into FMAs, which
+// it does on arm64 and on amd64 with GOAMD64=v3), so results are bit-identical on every
+// machine. (The RFF stages use rffDot, whose order is different.)
 func dot(x, y []float64) float64 {
 	y = y[:len(x)]
 	var s0, s1, s2, s3 float64
@@ -52,4 +181,52 @@ func dot(x, y []float64) float64 {
 		s0 += float64(x[i] * y[i])
 	}
 	return (s0 + s1) + (s2 + s3)
+}
+
+// sincosFlat is sincos with a branch-free quadrant fix-up: the same operations as
+// sincosPoly, then the swap and the sign flips applied with integer masks instead of
+// data-dependent branches (which mispredict about half the time on random arguments and
+// cost more than the polynomial). Bit-identical to sincos for every argument
+// (TestSincosFlat); beyond sincosMaxArg and for NaN or ±Inf it calls sincos.
+func sincosFlat(theta float64) (sin, cos float64) {
+	if !(math.Abs(theta) <= sincosMaxArg) {
+		return sincos(theta)
+	}
+	t := math.FMA(theta, twoOverPi, fixedMagic)
+	q := math.Float64bits(t)
+	k := float64(t - fixedMagic)
+	r := math.FMA(-k, pio2Hi, theta)
+	r = math.FMA(-k, pio2Lo, r)
+	z := float64(r * r)
+
+	ps := math.FMA(sinC0, z, sinC1)
+	ps = math.FMA(ps, z, sinC2)
+	ps = math.FMA(ps, z, sinC3)
+	ps = math.FMA(ps, z, sinC4)
+	ps = math.FMA(ps, z, sinC5)
+
+	pc := math.FMA(cosC0, z, cosC1)
+	pc = math.FMA(pc, z, cosC2)
+	pc = math.FMA(pc, z, cosC3)
+	pc = math.FMA(pc, z, cosC4)
+	pc = math.FMA(pc, z, cosC5)
+	pc = math.FMA(pc, z, -0.5)
+	c := math.FMA(pc, z, 1)
+
+	rz := float64(r * z)
+	s := math.FMA(ps, rz, r)
+
+	sb, cb := math.Float64bits(s), math.Float64bits(c)
+	swap := (sb ^ cb) & -(q & 1) // all ones when q is odd
+	sb ^= swap
+	cb ^= swap
+	sb ^= (q & 2) << 62       // negate sin when q&2
+	cb ^= ((q + 1) & 2) << 62 // negate cos when (q+1)&2
+	return math.Float64frombits(sb), math.Float64frombits(cb)
+}
+
+// cosPiFlat is cosPi through sincosFlat: bit-identical, without the quadrant branches.
+func cosPiFlat(x float64) float64 {
+	_, c := sincosFlat(float64(math.Pi * x))
+	return c
 }

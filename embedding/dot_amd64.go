@@ -1,0 +1,43 @@
+//go:build amd64 && !purego
+
+package embedding
+
+import "golang.org/x/sys/cpu"
+
+// rffDotAVX512 is the AVX-512F kernel of rffDot (dot_amd64.s): 8 rows per pass over a, the
+// 8 lanes of each row in one ZMM register. Preconditions (checked by rffDot): n ≥ 1,
+// rows ≥ 1, omega holds rows·n elements, a holds n, theta holds rows.
+//
+//go:noescape
+func rffDotAVX512(omega, a *float64, n, rows int, theta *float64)
+
+// rffDotAVX2 is the AVX2+FMA kernel of rffDot (dot_amd64.s): 6 rows per pass, the 8 lanes
+// of each row in two YMM registers. Same preconditions as rffDotAVX512.
+//
+//go:noescape
+func rffDotAVX2(omega, a *float64, n, rows int, theta *float64)
+
+// dotPathSupported reports whether path can run on this machine.
+func dotPathSupported(p dotPath) bool {
+	switch p {
+	case dotPathAVX512:
+		return cpu.X86.HasAVX512F
+	case dotPathAVX2:
+		return cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	case dotPathPortable:
+		return true
+	}
+	return false
+}
+
+// rffDotSIMD runs rffDot on an assembly kernel (the portable one if the CPU lacks it).
+func rffDotSIMD(path dotPath, omega []float64, n int, a, theta []float64) {
+	switch {
+	case path == dotPathAVX512 && cpu.X86.HasAVX512F:
+		rffDotAVX512(&omega[0], &a[0], n, len(theta), &theta[0])
+	case path == dotPathAVX2 && cpu.X86.HasAVX2 && cpu.X86.HasFMA:
+		rffDotAVX2(&omega[0], &a[0], n, len(theta), &theta[0])
+	default:
+		rffDotGo(omega, n, a, theta)
+	}
+}
