@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/pprof"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,6 +36,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	specPath := fs.String("spec", envOr("SPEC", ""), "feature spec (default: the built-in default)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	repeat := fs.Int("repeat", 3, "independent runs (fresh broker each); medians are reported")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -58,45 +60,92 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	prog := newProgress(stderr, "bench")
 	defer prog.done()
 
+	o := benchOptions{sets: *sets, points: *points, chunk: *chunk, format: *format, workers: *workers,
+		partitions: *partitions, specPath: *specPath, dim: spec.Dim}
+	var runs []benchResult
+	for i := 0; i < *repeat; i++ {
+		r, err := benchOnce(ctx, o, prog)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, r)
+	}
+	prog.done()
+	fmt.Fprintf(stdout, "distfeat bench: %d sets, %d points, %d records (%s, chunk %d), spec %s, %d partitions, %d worker(s), %d run(s)\n",
+		*sets, runs[0].points, runs[0].records, *format, *chunk, spec.ID(), *partitions, *workers, len(runs))
+	for i, r := range runs {
+		fmt.Fprintf(stdout, "  run %d: ceiling %9.0f points/s (%s)   pipeline %9.0f points/s, %7.1f windows/s (%s)   %3.0f%%\n",
+			i+1, r.rawRate(), r.raw.Round(time.Millisecond), r.pipeRate(), r.windowRate(), r.pipe.Round(time.Millisecond), 100*r.pipeRate()/r.rawRate())
+	}
+	raw := median(runs, benchResult.rawRate)
+	pipe := median(runs, benchResult.pipeRate)
+	fmt.Fprintf(stdout, "  median ceiling (kafka-go consume→produce, no embedding): %10.0f points/s  %8.0f records/s\n",
+		raw, raw*float64(runs[0].records)/float64(runs[0].points))
+	fmt.Fprintf(stdout, "  median distfeat pipeline (ready → last window):          %10.0f points/s  %8.1f windows/s\n",
+		pipe, median(runs, benchResult.windowRate))
+	fmt.Fprintf(stdout, "  pipeline / ceiling: %.0f%%\n", 100*pipe/raw)
+	return nil
+}
+
+// benchOptions sizes one bench run.
+type benchOptions struct {
+	sets, points, chunk, workers, partitions, dim int
+	format, specPath                              string
+}
+
+// benchResult is one run's measurements.
+type benchResult struct {
+	points, records, windows int
+	raw, pipe                time.Duration
+}
+
+func (r benchResult) rawRate() float64    { return float64(r.points) / r.raw.Seconds() }
+func (r benchResult) pipeRate() float64   { return float64(r.points) / r.pipe.Seconds() }
+func (r benchResult) windowRate() float64 { return float64(r.windows) / r.pipe.Seconds() }
+
+// median of f over the runs.
+func median(runs []benchResult, f func(benchResult) float64) float64 {
+	v := make([]float64, len(runs))
+	for i, r := range runs {
+		v[i] = f(r)
+	}
+	sort.Float64s(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+// benchOnce runs one measurement on a fresh embedded broker: produce, the raw copy (ceiling),
+// then the worker pipeline over the same records.
+func benchOnce(ctx context.Context, o benchOptions, prog *progress) (benchResult, error) {
 	const rawOut = "bench.raw"
-	b, err := testbroker.Start(ctx, testbroker.Options{Partitions: *partitions,
+	b, err := testbroker.Start(ctx, testbroker.Options{Partitions: o.partitions,
 		Topics: []string{testbroker.TopicPoints, testbroker.TopicFeatures, testbroker.TopicDLQ, rawOut}})
 	if err != nil {
-		return err
+		return benchResult{}, err
 	}
 	defer b.Close()
 	brokers := b.Addrs()
 
-	prog.update("producing %d sets × %d points", *sets, *points)
-	batches := syntheticBatches(7, *sets, *points, spec.Dim, time.Now().UnixMilli())
-	po := produceOptions{brokers: brokers, topic: testbroker.TopicPoints, format: *format, dim: spec.Dim, chunk: *chunk}
+	prog.update("producing %d sets × %d points", o.sets, o.points)
+	batches := syntheticBatches(7, o.sets, o.points, o.dim, time.Now().UnixMilli())
+	po := produceOptions{brokers: brokers, topic: testbroker.TopicPoints, format: o.format, dim: o.dim, chunk: o.chunk}
 	records, total, err := publish(ctx, po, batches, prog)
 	if err != nil {
-		return err
+		return benchResult{}, err
 	}
-
 	prog.update("ceiling: raw consume→produce of %d records", records)
 	rawElapsed, err := rawCopy(ctx, brokers, testbroker.TopicPoints, rawOut, records)
 	if err != nil {
-		return fmt.Errorf("ceiling run: %w", err)
+		return benchResult{}, fmt.Errorf("ceiling run: %w", err)
 	}
-
-	prog.update("pipeline: %d workers", *workers)
-	pipeElapsed, windows, err := benchPipeline(ctx, brokers, *specPath, *workers, *sets, prog)
+	prog.update("pipeline: %d workers", o.workers)
+	pipeElapsed, windows, err := benchPipeline(ctx, brokers, o.specPath, o.workers, o.sets, prog)
 	if err != nil {
-		return fmt.Errorf("pipeline run: %w", err)
+		return benchResult{}, fmt.Errorf("pipeline run: %w", err)
 	}
-	prog.done()
-	rawRate := float64(total) / rawElapsed.Seconds()
-	pipeRate := float64(total) / pipeElapsed.Seconds()
-	fmt.Fprintf(stdout, "distfeat bench: %d sets, %d points, %d records (%s, chunk %d), spec %s, %d partitions, %d worker(s)\n",
-		*sets, total, records, *format, *chunk, spec.ID(), *partitions, *workers)
-	fmt.Fprintf(stdout, "  ceiling (kafka-go consume→produce, no embedding): %10.0f points/s  %8.0f records/s  %s\n",
-		rawRate, float64(records)/rawElapsed.Seconds(), rawElapsed.Round(time.Millisecond))
-	fmt.Fprintf(stdout, "  distfeat pipeline (join → last window):          %10.0f points/s  %8.1f windows/s %s\n",
-		pipeRate, float64(windows)/pipeElapsed.Seconds(), pipeElapsed.Round(time.Millisecond))
-	fmt.Fprintf(stdout, "  pipeline / ceiling: %.0f%%\n", 100*pipeRate/rawRate)
-	return nil
+	return benchResult{points: total, records: records, windows: windows, raw: rawElapsed, pipe: pipeElapsed}, nil
 }
 
 // rawCopy reads every record of src (all partitions) and writes it to dst with acks=all,
