@@ -189,7 +189,7 @@ func (p *partition) run(ctx, genCtx context.Context) error {
 		case <-expireTick.C:
 			closed := p.manager.Expire()
 			if len(closed) > 0 {
-				p.emitAll(closed, -1)
+				p.emitAll(closed)
 			}
 			p.updateGauges(false)
 		case <-commitTick.C:
@@ -284,7 +284,7 @@ func (p *partition) handle(ctx context.Context, m kafka.Message) error {
 					p.manager.Release(c.Sketch)
 				}
 			} else {
-				p.emitAll(closed, m.Offset)
+				p.emitAll(closed)
 			}
 		}
 	}
@@ -302,21 +302,19 @@ func (p *partition) handle(ctx context.Context, m kafka.Message) error {
 }
 
 // emitAll finalises closed windows and queues their feature records.
-func (p *partition) emitAll(closed []window.Closed[*embedding.Sketch], _ int64) {
+func (p *partition) emitAll(closed []window.Closed[*embedding.Sketch]) {
 	w := p.w
 	for _, c := range closed {
-		vecs := c.Sketch.Finalize(func(family string, elapsed time.Duration) {
-			w.metrics.FinalizeSeconds.WithLabelValues(family).Observe(elapsed.Seconds())
-		})
+		vecs := c.Sketch.Finalize(w.observeFinalize)
 		rec := schema.FeatureRecord{
 			Set: c.Set, WindowStart: c.Start, WindowEnd: c.End, Seq: c.Seq, N: c.N,
-			SpecID: w.emb.Spec().ID(), Vectors: vecs,
+			SpecID: w.specID, Vectors: vecs,
 		}
 		value, err := w.out.Encode(rec)
 		p.manager.Release(c.Sketch)
 		if err != nil {
-			// Encoding a well-formed record cannot fail short of a bug; keep the window's
-			// records uncommitted by stopping here would wedge the partition, so log loudly.
+			// Encoding a well-formed record cannot fail short of a bug, and stopping here
+			// would wedge the partition: the window is logged and counted instead.
 			w.log.Error("encode feature record", "set", c.Set, "seq", c.Seq, "err", err)
 			w.metrics.ProduceErrors.Inc()
 			continue

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
 	"github.com/distfeat/distfeat/embedding"
@@ -131,6 +132,9 @@ type Worker struct {
 	client    *kafka.Client
 	transport *kafka.Transport // the writer's and the client's
 
+	specID          string                 // the spec's ID, computed once
+	observeFinalize embedding.FinalizeHook // records finalize_seconds{family}
+
 	ready   atomic.Bool
 	running sync.WaitGroup
 	gauges  gauges
@@ -172,6 +176,16 @@ func NewWorker(cfg Config, emb *embedding.Embedder, out *schema.Output, m *metri
 		},
 		client:    &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Transport: transport, Timeout: 10 * time.Second},
 		transport: transport,
+		specID:    emb.Spec().ID(),
+	}
+	observers := map[string]prometheus.Observer{}
+	for _, c := range emb.Columns() {
+		observers[c.Family] = m.FinalizeSeconds.WithLabelValues(c.Family)
+	}
+	w.observeFinalize = func(family string, elapsed time.Duration) {
+		if o, ok := observers[family]; ok {
+			o.Observe(elapsed.Seconds())
+		}
 	}
 	return w, nil
 }
