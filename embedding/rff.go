@@ -192,30 +192,7 @@ func sincosFlat(theta float64) (sin, cos float64) {
 	if !(math.Abs(theta) <= sincosMaxArg) {
 		return sincos(theta)
 	}
-	t := math.FMA(theta, twoOverPi, fixedMagic)
-	q := math.Float64bits(t)
-	k := float64(t - fixedMagic)
-	r := math.FMA(-k, pio2Hi, theta)
-	r = math.FMA(-k, pio2Lo, r)
-	z := float64(r * r)
-
-	ps := math.FMA(sinC0, z, sinC1)
-	ps = math.FMA(ps, z, sinC2)
-	ps = math.FMA(ps, z, sinC3)
-	ps = math.FMA(ps, z, sinC4)
-	ps = math.FMA(ps, z, sinC5)
-
-	pc := math.FMA(cosC0, z, cosC1)
-	pc = math.FMA(pc, z, cosC2)
-	pc = math.FMA(pc, z, cosC3)
-	pc = math.FMA(pc, z, cosC4)
-	pc = math.FMA(pc, z, cosC5)
-	pc = math.FMA(pc, z, -0.5)
-	c := math.FMA(pc, z, 1)
-
-	rz := float64(r * z)
-	s := math.FMA(ps, rz, r)
-
+	s, c, q := sincosOctant(theta)
 	sb, cb := math.Float64bits(s), math.Float64bits(c)
 	swap := (sb ^ cb) & -(q & 1) // all ones when q is odd
 	sb ^= swap

@@ -56,8 +56,25 @@ const (
 // sincosPoly is the kernel of every path: sin θ and cos θ for |θ| ≤ sincosMaxArg. It must
 // stay operation-for-operation identical to the assembly in mmd_amd64.s.
 func sincosPoly(theta float64) (sin, cos float64) {
+	s, c, q := sincosOctant(theta)
+	if q&1 != 0 {
+		s, c = c, s
+	}
+	if q&2 != 0 {
+		s = -s
+	}
+	if (q+1)&2 != 0 {
+		c = -c
+	}
+	return s, c
+}
+
+// sincosOctant is the shared core of sincosPoly and sincosFlat: the Cody–Waite reduction by
+// π/2 and the two polynomials on the reduced argument. It returns sin r, cos r and the
+// quadrant bits q (the low bits of the rounded θ·2/π); the callers apply the quadrant.
+func sincosOctant(theta float64) (s, c float64, q uint64) {
 	t := math.FMA(theta, twoOverPi, fixedMagic)
-	q := math.Float64bits(t)
+	q = math.Float64bits(t)
 	k := float64(t - fixedMagic)
 	r := math.FMA(-k, pio2Hi, theta)
 	r = math.FMA(-k, pio2Lo, r)
@@ -75,21 +92,11 @@ func sincosPoly(theta float64) (sin, cos float64) {
 	pc = math.FMA(pc, z, cosC4)
 	pc = math.FMA(pc, z, cosC5)
 	pc = math.FMA(pc, z, -0.5)
-	c := math.FMA(pc, z, 1)
+	c = math.FMA(pc, z, 1)
 
 	rz := float64(r * z)
-	s := math.FMA(ps, rz, r)
-
-	if q&1 != 0 {
-		s, c = c, s
-	}
-	if q&2 != 0 {
-		s = -s
-	}
-	if (q+1)&2 != 0 {
-		c = -c
-	}
-	return s, c
+	s = math.FMA(ps, rz, r)
+	return s, c, q
 }
 
 // sincos returns sin θ and cos θ, deterministically on every platform for |θ| ≤
