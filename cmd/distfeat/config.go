@@ -73,6 +73,21 @@ type SecurityConfig struct {
 	SASLPasswordFile string `env:"SASL_PASSWORD_FILE"`
 }
 
+// parseClientFlags parses a client command's flags, with the TLS/SASL variables mirrored as
+// flags, and returns the dialer and transport they configure.
+func parseClientFlags(fs *flag.FlagSet, args []string) (*kafka.Dialer, *kafka.Transport, error) {
+	applySecurity := configFlags(fs, &SecurityConfig{})
+	if err := fs.Parse(args); err != nil {
+		return nil, nil, errUsage
+	}
+	applySecurity()
+	sec, err := loadSecurityConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	return sec.kafkaClients()
+}
+
 // loadSecurityConfig reads the TLS/SASL variables for the client commands.
 func loadSecurityConfig() (*SecurityConfig, error) {
 	var c SecurityConfig

@@ -270,18 +270,8 @@ func checkDemo(rep *demoReport, emb *embedding.Embedder, sets []synth.Set, got m
 	// mmd: z̄ᵀz̄′ against the exact biased MMK of the same samples (O(n²) per pair, so on the
 	// first 8 sets). With D features the error's standard deviation is about 1/√D ≈ 0.03.
 	if fam, ok := familyOf(spec, "mmd"); ok {
-		k := min(8, len(sets))
-		var est, exact []float64
-		for i := 0; i < k; i++ {
-			for j := i + 1; j < k; j++ {
-				a, b := vec(sets[i].ID, fam.Name), vec(sets[j].ID, fam.Name)
-				if a == nil || b == nil {
-					continue
-				}
-				est = append(est, dot32(a, b))
-				exact = append(exact, synth.ExactMMK(sets[i].Points, sets[j].Points, spec.Dim, fam.Bandwidth))
-			}
-		}
+		est, exact := pairwise(sets[:min(8, len(sets))], func(id string) []float32 { return vec(id, fam.Name) },
+			func(i, j int) float64 { return synth.ExactMMK(sets[i].Points, sets[j].Points, spec.Dim, fam.Bandwidth) })
 		rep.mmdPairs = len(est)
 		rep.mmdR2 = rSquared(est, exact)
 		for i := range est {
@@ -302,17 +292,8 @@ func checkDemo(rep *demoReport, emb *embedding.Embedder, sets []synth.Set, got m
 		for i := 0; i < k; i++ {
 			dens[i] = gridDensity(sets[i].Mixture, g)
 		}
-		var est, exact []float64
-		for i := 0; i < k; i++ {
-			for j := i + 1; j < k; j++ {
-				a, b := vec(sets[i].ID, fam.Name), vec(sets[j].ID, fam.Name)
-				if a == nil || b == nil {
-					continue
-				}
-				est = append(est, dot32(a, b))
-				exact = append(exact, math.Exp(-jsDivergence(dens[i], dens[j])/(2*fam.Sigma*fam.Sigma)))
-			}
-		}
+		est, exact := pairwise(sets[:k], func(id string) []float32 { return vec(id, fam.Name) },
+			func(i, j int) float64 { return math.Exp(-jsDivergence(dens[i], dens[j]) / (2 * fam.Sigma * fam.Sigma)) })
 		rep.jsPairs = len(est)
 		rep.jsR2 = rSquared(est, exact)
 		var se float64
@@ -328,6 +309,22 @@ func checkDemo(rep *demoReport, emb *embedding.Embedder, sets []synth.Set, got m
 			rep.failures = append(rep.failures, fmt.Sprintf("hdd_js kernel R² %.3f below 0.9", rep.jsR2))
 		}
 	}
+}
+
+// pairwise returns, over all pairs i < j of sets that both have features, the estimated
+// kernel (inner product of the received vectors) and the exact one.
+func pairwise(sets []synth.Set, vec func(id string) []float32, exactKernel func(i, j int) float64) (est, exact []float64) {
+	for i := range sets {
+		for j := i + 1; j < len(sets); j++ {
+			a, b := vec(sets[i].ID), vec(sets[j].ID)
+			if a == nil || b == nil {
+				continue
+			}
+			est = append(est, dot32(a, b))
+			exact = append(exact, exactKernel(i, j))
+		}
+	}
+	return est, exact
 }
 
 func familyOf(spec *embedding.Spec, kind string) (embedding.Family, bool) {

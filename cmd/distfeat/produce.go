@@ -46,18 +46,11 @@ func runProduce(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.Uint64Var(&o.seed, "seed", 1, "synthetic: seed")
 	fs.IntVar(&o.chunk, "chunk", 500, "points per record; a set spans several records, the last has end=true")
 	fs.StringVar(&o.in, "in", "", "JSON-lines file of input records (one set per line), - for stdin")
-	applySecurity := configFlags(fs, &SecurityConfig{})
-	if err := fs.Parse(args); err != nil {
-		return errUsage
-	}
-	applySecurity()
-	sec, err := loadSecurityConfig()
+	_, transport, err := parseClientFlags(fs, args)
 	if err != nil {
 		return err
 	}
-	if _, o.transport, err = sec.kafkaClients(); err != nil {
-		return err
-	}
+	o.transport = transport
 	o.brokers = strings.Split(*brokers, ",")
 	if (o.synthetic == "") == (o.in == "") {
 		return fmt.Errorf("give exactly one of --synthetic gmm or --in FILE")

@@ -24,16 +24,7 @@ func runTail(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fromBeginning := fs.Bool("from-beginning", false, "start at the oldest record instead of new ones")
 	max := fs.Int("max", 0, "stop after N records (0: run until interrupted)")
 	idle := fs.Duration("idle-exit", 0, "stop after this long without records (0: never)")
-	applySecurity := configFlags(fs, &SecurityConfig{})
-	if err := fs.Parse(args); err != nil {
-		return errUsage
-	}
-	applySecurity()
-	sec, err := loadSecurityConfig()
-	if err != nil {
-		return err
-	}
-	dialer, transport, err := sec.kafkaClients()
+	dialer, transport, err := parseClientFlags(fs, args)
 	if err != nil {
 		return err
 	}
