@@ -242,13 +242,20 @@ func (w *Worker) Run(ctx context.Context) error {
 			ids = append(ids, a.ID)
 		}
 		w.log.Info("joined generation", "generation", gen.ID, "member", gen.MemberID, "partitions", ids)
-		checkpoints := w.fetchCheckpoints(ctx, gen, ids)
 		for _, a := range assigned {
 			a := a
-			cp := checkpoints[a.ID]
 			w.running.Add(1)
 			gen.Start(func(genCtx context.Context) {
 				defer w.running.Done()
+				// Give up on the worker's stop as well as on the generation's end.
+				fetchCtx, cancel := context.WithCancel(genCtx)
+				stop := context.AfterFunc(ctx, cancel)
+				cp, err := w.fetchCheckpoint(fetchCtx, gen, a.ID)
+				stop()
+				cancel()
+				if err != nil {
+					return // stopped before the checkpoint could be read; nothing was consumed
+				}
 				p := newPartition(w, gen, a.ID, a.Offset, cp)
 				if err := p.run(ctx, genCtx); err != nil {
 					w.log.Error("partition loop ended with error", "partition", a.ID, "err", err)
@@ -259,47 +266,41 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 }
 
-// fetchCheckpoints reads the commit metadata of the assigned partitions.
-func (w *Worker) fetchCheckpoints(ctx context.Context, gen *kafka.Generation, ids []int) map[int]string {
-	out := make(map[int]string, len(ids))
-	if len(ids) == 0 {
-		return out
-	}
-	fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	// Retried: right after a broker restart the requests on pooled connections fail (EOF),
-	// and replaying without the checkpoints re-emits windows and loses the replay's
-	// watermark. The transport pools several idle connections (writer and client share it),
-	// so a failed attempt drops them all rather than burning one per retry.
-	var resp *kafka.OffsetFetchResponse
-	var err error
-	bo := newBackoff(100*time.Millisecond, time.Second)
-	for attempt := 1; ; attempt++ {
-		resp, err = w.client.OffsetFetch(fctx, &kafka.OffsetFetchRequest{
+// fetchCheckpoint reads one partition's commit metadata (the replay checkpoint). It retries
+// until it succeeds or ctx (the generation) ends: a partition never starts without it, since
+// replaying without the checkpoint would re-emit acknowledged windows and, for time and
+// session windows, lose the watermark. Right after a broker restart the requests on pooled
+// connections fail (EOF), so a failed attempt drops the idle connections.
+func (w *Worker) fetchCheckpoint(ctx context.Context, gen *kafka.Generation, partition int) (string, error) {
+	bo := newBackoff(100*time.Millisecond, 5*time.Second)
+	for {
+		fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		resp, err := w.client.OffsetFetch(fctx, &kafka.OffsetFetchRequest{
 			GroupID: gen.GroupID,
-			Topics:  map[string][]int{w.cfg.InputTopic: ids},
+			Topics:  map[string][]int{w.cfg.InputTopic: {partition}},
 		})
+		cancel()
 		if err == nil && resp.Error != nil {
 			err = resp.Error
 		}
-		if err == nil || attempt == 4 {
-			break
+		if err == nil {
+			err = fmt.Errorf("partition %d missing from the response", partition)
+			for _, p := range resp.Topics[w.cfg.InputTopic] {
+				if p.Partition == partition {
+					if p.Error == nil {
+						return p.Metadata, nil
+					}
+					err = p.Error
+				}
+			}
 		}
+		d := bo.next()
+		w.log.Warn("reading the commit checkpoint failed, retrying", "partition", partition, "err", err, "retry_in", d)
 		w.transport.CloseIdleConnections()
-		if !sleep(fctx, bo.next()) {
-			break
+		if !sleep(ctx, d) {
+			return "", ctx.Err()
 		}
 	}
-	if err != nil {
-		w.log.Warn("offset fetch for checkpoints failed; replaying without suppression", "err", err)
-		return out
-	}
-	for _, p := range resp.Topics[w.cfg.InputTopic] {
-		if p.Error == nil {
-			out[p.Partition] = p.Metadata
-		}
-	}
-	return out
 }
 
 // commit writes one partition's offset and checkpoint under the generation.
