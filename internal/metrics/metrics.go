@@ -78,7 +78,7 @@ func New(reg prometheus.Registerer, version string) *Metrics {
 		}),
 		FinalizeSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "distfeat_finalize_seconds", Help: "Window finalisation time per family.",
-			Buckets: prometheus.ExponentialBuckets(1e-6, 4, 12),
+			Buckets: prometheus.ExponentialBuckets(1e-6, 2, 22), // 1 µs … 2 s, factor 2
 		}, []string{"family"}),
 		EmitLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "distfeat_emit_latency_seconds", Help: "Event time of a window's last point to broker acknowledgement of its feature record.",
