@@ -4,7 +4,7 @@ BIN     ?= bin/distfeat
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/distfeat/distfeat/internal/buildinfo.Version=$(VERSION)
 
-.PHONY: build test vet bench bench-e2e demo fuzz clean
+.PHONY: build test vet bench bench-e2e demo fuzz soak clean
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/distfeat
@@ -27,6 +27,19 @@ bench-e2e: build
 
 demo: build
 	$(BIN) demo
+
+# Each fuzzer for FUZZTIME (go test -fuzz runs one target at a time).
+FUZZTIME ?= 3m
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeJSON$$' -fuzztime $(FUZZTIME) ./schema/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeArrow$$' -fuzztime $(FUZZTIME) ./schema/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeFeatures$$' -fuzztime $(FUZZTIME) ./schema/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseSpec$$' -fuzztime $(FUZZTIME) ./embedding/
+
+# Two worker processes, 10 M points, one killed mid-run; then 100 000 concurrent keys.
+soak: build
+	$(BIN) soak
+	$(BIN) soak --keys 100000 --max-open-windows 1000
 
 clean:
 	rm -rf bin
