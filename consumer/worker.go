@@ -136,7 +136,8 @@ type Worker struct {
 	observeFinalize embedding.FinalizeHook // records finalize_seconds{family}
 
 	ready   atomic.Bool
-	running sync.WaitGroup
+	running sync.WaitGroup // partition functions started in generations
+	settled sync.WaitGroup // partition functions that have not finished their own work yet
 	gauges  gauges
 }
 
@@ -213,8 +214,11 @@ func (w *Worker) Run(ctx context.Context) error {
 		return fmt.Errorf("consumer: group %q: %w", w.cfg.Group, err)
 	}
 	defer func() {
-		w.running.Wait()
+		// Leave only once every partition has flushed and committed; the partitions hold
+		// their generation open until then (see below), so the group sees one departure.
+		w.settled.Wait()
 		group.Close()
+		w.running.Wait()
 		w.ready.Store(false)
 	}()
 
@@ -245,8 +249,11 @@ func (w *Worker) Run(ctx context.Context) error {
 		for _, a := range assigned {
 			a := a
 			w.running.Add(1)
+			w.settled.Add(1)
 			gen.Start(func(genCtx context.Context) {
 				defer w.running.Done()
+				settled := sync.OnceFunc(w.settled.Done)
+				defer settled()
 				// Give up on the worker's stop as well as on the generation's end.
 				fetchCtx, cancel := context.WithCancel(genCtx)
 				stop := context.AfterFunc(ctx, cancel)
@@ -259,6 +266,14 @@ func (w *Worker) Run(ctx context.Context) error {
 				p := newPartition(w, gen, a.ID, a.Offset, cp)
 				if err := p.run(ctx, genCtx); err != nil {
 					w.log.Error("partition loop ended with error", "partition", a.ID, "err", err)
+				}
+				if ctx.Err() != nil {
+					// The worker is stopping and this partition has committed. kafka-go ends
+					// a generation as soon as one of its functions returns and then rejoins,
+					// which would cost the group an extra rebalance before the leave; so hold
+					// the generation until Run closes the group.
+					settled()
+					<-genCtx.Done()
 				}
 			})
 		}

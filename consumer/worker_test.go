@@ -407,3 +407,29 @@ func arrowPoints(t *testing.T, set string, pts []float64) []byte {
 	}
 	return buf.Bytes()
 }
+
+// TestGracefulLeaveRebalancesOnce: when a worker stops cleanly, the remaining member goes
+// through exactly one rebalance (the departure), not a rejoin followed by a leave.
+func TestGracefulLeaveRebalancesOnce(t *testing.T) {
+	h := newHarness(t, 4, smallSpec)
+	stay := h.start(h.config("leave", window.Config{}), nil)
+	leave := h.start(h.config("leave", window.Config{}), nil)
+	h.waitGroupMembers("leave", 2, 30*time.Second)
+	h.produce("json", 100, randomSets(11, "l", 8, 30, 1)...)
+	// The group is Stable on the broker slightly before the member has taken its
+	// generation; wait until the count has held still for a second.
+	before := testutilCounter(stay.metrics.Rebalances)
+	for settled := time.Now(); time.Since(settled) < time.Second; time.Sleep(50 * time.Millisecond) {
+		if now := testutilCounter(stay.metrics.Rebalances); now != before {
+			before, settled = now, time.Now()
+		}
+	}
+	leave.shutdown(t)
+	h.waitGroupMembers("leave", 1, 30*time.Second)
+	// Give a second rejoin, if any, time to happen: several session timeouts' worth of
+	// heartbeats (the harness uses 2 s sessions with 200 ms heartbeats).
+	time.Sleep(3 * time.Second)
+	if got := testutilCounter(stay.metrics.Rebalances) - before; got != 1 {
+		t.Errorf("the remaining worker went through %v rebalances after a clean leave, want 1", got)
+	}
+}
