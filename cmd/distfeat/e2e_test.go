@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -342,4 +343,43 @@ func TestWorkerSIGTERM(t *testing.T) {
 	if _, dups := fr.windows(t); dups != 0 {
 		t.Errorf("%d windows re-emitted after a clean SIGTERM hand-over, want 0", dups)
 	}
+}
+
+// TestHealthcheckCommand: `distfeat healthcheck` succeeds against a live worker (healthz and,
+// once it has joined, readyz) and fails when nothing listens.
+func TestHealthcheckCommand(t *testing.T) {
+	env := testbroker.ForTest(t, 1)
+	specPath, _ := writeSpec(t)
+	port := freePort(t)
+	startWorkerProc(t, env, specPath, "health", "DISTFEAT_METRICS_ADDR=127.0.0.1:"+port)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, err := exec.Command(binPath, "healthcheck", "--ready", "--addr", "127.0.0.1:"+port).CombinedOutput()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("healthcheck --ready never succeeded: %v\n%s", err, out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if out, err := exec.Command(binPath, "healthcheck", "--addr", ":"+port).CombinedOutput(); err != nil {
+		t.Errorf("healthcheck on the wildcard address form: %v\n%s", err, out)
+	}
+	dead := freePort(t)
+	if out, err := exec.Command(binPath, "healthcheck", "--addr", "127.0.0.1:"+dead).CombinedOutput(); err == nil {
+		t.Errorf("healthcheck succeeded with nothing listening:\n%s", out)
+	}
+}
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return port
 }

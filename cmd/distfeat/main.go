@@ -8,6 +8,7 @@
 //	distfeat tail      decode feature records to JSON lines
 //	distfeat spec      print the resolved spec, spec_id and output schema
 //	distfeat bench     end-to-end throughput through the embedded broker
+//	distfeat healthcheck  probe a worker's /healthz or /readyz (the image has no shell)
 //	distfeat version   print the build version
 package main
 
@@ -39,6 +40,7 @@ func commands() []command {
 		{"spec", "print the resolved spec, spec_id and output schema", runSpec},
 		{"bench", "end-to-end throughput through the embedded broker", runBench},
 		{"soak", "long run with worker processes, a mid-run rebalance, RSS timeline and window check", runSoak},
+		{"healthcheck", "probe a worker's /healthz or /readyz (container healthcheck)", runHealthcheck},
 		{"version", "print the version", runVersion},
 	}
 }

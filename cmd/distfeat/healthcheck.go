@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+)
+
+// runHealthcheck probes a worker's /healthz (or /readyz with --ready) and exits 0 when it
+// answers 200. The container image has no shell or curl, so this is its healthcheck.
+func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", envOr("METRICS_ADDR", ":9464"), "the worker's metrics address (DISTFEAT_METRICS_ADDR)")
+	ready := fs.Bool("ready", false, "probe /readyz (member of a consumer-group generation) instead of /healthz")
+	timeout := fs.Duration("timeout", 2*time.Second, "give up after this long")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	host, port, err := net.SplitHostPort(*addr)
+	if err != nil {
+		return fmt.Errorf("--addr %q: %w", *addr, err)
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	path := "/healthz"
+	if *ready {
+		path = "/readyz"
+	}
+	url := "http://" + net.JoinHostPort(host, port) + path
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("%s: %s: %s", url, resp.Status, body)
+	}
+	fmt.Fprintf(stdout, "%s: ok\n", url)
+	return nil
+}
