@@ -465,16 +465,26 @@ func TestLateRecordsTimeMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// One on-time set (window 1 is open) and one late set: all or nothing, so none of it
+	// may reach window 1.
+	partlyLate, err := schema.EncodeArrow(2, []schema.Batch{
+		{Set: "t", Points: pts(4), N: 4, EventTime: t0 + 13_000},
+		{Set: "t3", Points: pts(1), N: 1, EventTime: t0 + 2_000},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	msgs := []kafka.Message{
 		rec("t", t0, p0),           // window 0
 		rec("t", t0+12_000, p1),    // window 1; watermark t0+12s closes window 0 (n=2)
 		rec("t", t0+1_000, pts(3)), // late: window 0 is closed
 		arrowMsg("", twoLate),      // two sets, both late: one dead letter
 		rec("t", t0+15_000, p2),    // window 1
+		arrowMsg("", partlyLate),   // on-time t + late t3: dead-lettered whole, nothing applied
 		rec("t", t0+9_999, pts(1)), // late (last ms of window 0)
 		rec("t", t0+31_000, p3),    // window 3; closes window 1 (n=2); window 3 stays open
 	}
-	wantLate := map[int]bool{2: true, 3: true, 5: true}
+	wantLate := map[int]bool{2: true, 3: true, 5: true, 6: true}
 	h.produceOrdered(msgs)
 
 	feat := features.waitFor(t, 30*time.Second, "2 windows", func(m []kafka.Message) bool { return distinctWindows(m) >= 2 })

@@ -251,15 +251,27 @@ func (p *partition) handle(ctx context.Context, m kafka.Message) error {
 			rejected.Detail += "; " + e.Detail
 		}
 	}
+	ins := make([]window.Input, len(batches))
 	at, index := 0, 0
 	for i, b := range batches {
-		in := window.Input{
+		ins[i] = window.Input{
 			Offset: m.Offset, Index: index, Set: b.Set,
 			Points: norm[at : at+len(b.Points)], Dim: w.emb.Dim(),
 			EventTime: b.EventTime, End: b.End,
 		}
 		at += len(b.Points)
 		index += b.N
+	}
+	// A record with several sets is all in or all out: if any of its batches is late, none
+	// is applied and the record is dead-lettered whole.
+	if len(ins) > 1 {
+		if err := p.manager.CheckLate(ins); err != nil {
+			p.deadLetter(m, &schema.InvalidError{Reason: schema.ReasonLate, Detail: err.Error()}, replaying)
+			return nil
+		}
+	}
+	for i, in := range ins {
+		b := batches[i]
 		closed, err := p.manager.Add(in)
 		switch {
 		case errors.Is(err, window.ErrLate):
