@@ -56,9 +56,9 @@ func newPartition(w *Worker, gen *kafka.Generation, id int, start int64, checkpo
 }
 
 // run processes the partition until the generation ends (genCtx) or the worker stops (ctx).
-// On a worker stop it flushes, waits for acknowledgements and commits before returning; on a
-// generation end it makes a best-effort final commit and drops its state (a replay by the next
-// owner rebuilds open windows).
+// On a worker stop it flushes, waits for acknowledgements (bounded by ShutdownTimeout) and
+// commits; on a generation end it does the same within revokeDrainTimeout and drops its
+// state (the next owner replays from the commit and rebuilds the open windows).
 func (p *partition) run(ctx, genCtx context.Context) error {
 	w := p.w
 	mgr, err := window.NewManager(w.cfg.Window, w.emb.NewSketch, w.clock)
@@ -202,10 +202,7 @@ func (p *partition) run(ctx, genCtx context.Context) error {
 func (p *partition) handle(ctx context.Context, m kafka.Message) error {
 	w := p.w
 	p.next = m.Offset + 1
-	p.position.Store(p.next)
-	if m.HighWaterMark > 0 {
-		w.metrics.ConsumerLag.WithLabelValues(p.label).Set(float64(m.HighWaterMark - p.next))
-	}
+	p.position.Store(p.next) // the lag tracker reports high watermark − position
 	replaying := m.Offset < p.replayUntil
 	if replaying {
 		w.metrics.Records.WithLabelValues("replayed").Inc()
@@ -241,8 +238,10 @@ func (p *partition) handle(ctx context.Context, m kafka.Message) error {
 		at += len(b.Points)
 	}
 
-	// A record is dead-lettered at most once, with every rejected batch in the detail (an
-	// Arrow record may hold several late sets); the batches that were accepted stay applied.
+	// A record is dead-lettered at most once, with every rejected batch in the detail. Late
+	// multi-set records are caught whole by CheckLate below; a batch can still be rejected
+	// after earlier ones were applied only when adding one evicts (MAX_OPEN_WINDOWS) the set
+	// of a later one.
 	var rejected *schema.InvalidError
 	reject := func(e *schema.InvalidError) {
 		if rejected == nil {
