@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/schema"
+)
+
+// embedInput is three sets in JSON lines, the second of the wrong dimension.
+const embedInput = `{"set":"a","points":[[0.1,0.2],[0.3,0.4],[0.5,0.5]]}
+{"set":"b","points":[[0.1]]}
+
+{"set":"c","points":[[0.9,0.1],[0.2,0.8]],"t":1732000000123}
+`
+
+// runCLI runs a distfeat command in process with stdin from a file.
+func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	if err := os.WriteFile(in, []byte(stdin), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args = append(args, "--in", in)
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// TestEmbedCommand: embed reports a bad line by number and stops; --skip-invalid reports and
+// continues; both output formats carry vectors bit-identical to the library's embedding.
+func TestEmbedCommand(t *testing.T) {
+	specPath, emb := writeSpec(t)
+	code, _, stderr := runCLI(t, embedInput, "embed", "--spec", specPath)
+	if code == 0 || !strings.Contains(stderr, "line 2") || !strings.Contains(stderr, "dim") {
+		t.Errorf("bad line: exit %d, stderr %q; want a non-zero exit naming line 2 and the reason", code, stderr)
+	}
+
+	code, stdout, stderr := runCLI(t, embedInput, "embed", "--spec", specPath, "--skip-invalid")
+	if code != 0 || !strings.Contains(stderr, "line 2: skipped") {
+		t.Fatalf("--skip-invalid: exit %d, stderr %q", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d output lines, want 2 (a and c):\n%s", len(lines), stdout)
+	}
+	want := map[string][]float64{"a": {0.1, 0.2, 0.3, 0.4, 0.5, 0.5}, "c": {0.9, 0.1, 0.2, 0.8}}
+	for _, l := range lines {
+		var fl schema.FeatureLine
+		if err := json.Unmarshal([]byte(l), &fl); err != nil {
+			t.Fatal(err)
+		}
+		pts := want[fl.Set]
+		if fl.N != int64(len(pts)/2) || fl.SpecID != emb.Spec().ID() {
+			t.Errorf("set %s: n=%d spec=%s", fl.Set, fl.N, fl.SpecID)
+		}
+		checkVectors(t, emb, fl.Set, pts, func(col string) []float32 { return fl.Features[col] })
+	}
+
+	code, stdout, _ = runCLI(t, embedInput, "embed", "--spec", specPath, "--skip-invalid", "--format", "arrow")
+	if code != 0 {
+		t.Fatalf("arrow output: exit %d", code)
+	}
+	recs, cols, err := schema.DecodeFeatures([]byte(stdout))
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("arrow output: %v, %d records", err, len(recs))
+	}
+	for _, r := range recs {
+		if r.Set == "c" && r.WindowStart != 1732000000123 {
+			t.Errorf("set c: window_start %d, want the record's t", r.WindowStart)
+		}
+		checkVectors(t, emb, r.Set, want[r.Set], func(col string) []float32 {
+			for i, c := range cols {
+				if c == col {
+					return r.Vectors[i]
+				}
+			}
+			return nil
+		})
+	}
+}
+
+func checkVectors(t *testing.T, emb *embedding.Embedder, set string, pts []float64, got func(col string) []float32) {
+	t.Helper()
+	u := make([]float64, len(pts))
+	if _, err := emb.Normalize(u, pts); err != nil {
+		t.Fatal(err)
+	}
+	wantVecs := emb.Embed(u)
+	for i, c := range emb.Columns() {
+		g := got(c.Name)
+		if len(g) != len(wantVecs[i]) {
+			t.Fatalf("set %s column %s: %d values, want %d", set, c.Name, len(g), len(wantVecs[i]))
+		}
+		for j := range g {
+			if math.Float32bits(g[j]) != math.Float32bits(wantVecs[i][j]) {
+				t.Fatalf("set %s column %s[%d]: %v, want %v", set, c.Name, j, g[j], wantVecs[i][j])
+			}
+		}
+	}
+}
