@@ -383,3 +383,169 @@ func freePort(t *testing.T) string {
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	return port
 }
+
+// TestWorkerKilledTimeWindows is the kill test for hopping event-time windows, whose replay
+// relies on the watermark carried in the commit metadata: every window arrives with exactly
+// the points whose event times fall in it (no partial copies, no late-data losses), and any
+// duplicate delivery is byte-identical.
+func TestWorkerKilledTimeWindows(t *testing.T) {
+	env := testbroker.ForTest(t, 4)
+	specPath, emb := writeSpec(t)
+	fr := readFeatures(t, env)
+	extra := []string{"DISTFEAT_WINDOW=time", "DISTFEAT_WINDOW_SIZE=2s", "DISTFEAT_WINDOW_HOP=1s", "DISTFEAT_IDLE_TIMEOUT=3s"}
+	victim := startWorkerProc(t, env, specPath, "killtime", extra...)
+	startWorkerProc(t, env, specPath, "killtime", extra...)
+
+	// 24 sets; event time advances in lock-step across sets (200 ms per round, 3 points per
+	// set per round), so no record is late. 60 rounds = 12 s of event time.
+	const sets, rounds, per = 24, 60, 3
+	const t0 = int64(1_700_000_000_000)
+	rng := embedding.NewRNG(41, "killtime")
+	type pointAt struct {
+		t   int64
+		pts []float64
+	}
+	bySet := map[string][]pointAt{}
+	var records []schema.Batch
+	for r := 0; r < rounds; r++ {
+		ts := t0 + int64(r)*200
+		for s := 0; s < sets; s++ {
+			set := fmt.Sprintf("ts-%02d", s)
+			pts := make([]float64, 2*per)
+			for i := range pts {
+				pts[i] = rng.Float64()
+			}
+			records = append(records, schema.Batch{Set: set, Points: pts, N: per, EventTime: ts})
+			bySet[set] = append(bySet[set], pointAt{ts, pts})
+		}
+	}
+	// Expected windows: [k·1s, k·1s+2s) for every k holding points.
+	type wkey struct {
+		set string
+		k   int64
+	}
+	want := map[wkey][]float64{}
+	for set, pas := range bySet {
+		for _, pa := range pas {
+			for k := pa.t/1000 - 1; k <= pa.t/1000; k++ {
+				if pa.t >= k*1000 && pa.t < k*1000+2000 {
+					want[wkey{set, k}] = append(want[wkey{set, k}], pa.pts...)
+				}
+			}
+		}
+	}
+	half := len(records) / 2
+	produceBatches(t, env, records[:half])
+	// Kill only once every partition has a commit with a checkpoint, so that the replay
+	// goes through the watermark checkpoint (not a replay from the beginning).
+	waitCommitted(t, env, "killtime", 4, 60*time.Second)
+	if err := victim.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = victim.cmd.Wait()
+	produceBatches(t, env, records[half:])
+
+	// The last windows close by the 3 s idle timeout once the stream ends.
+	deadline := time.Now().Add(120 * time.Second)
+	var got map[string]kafka.Message
+	for {
+		got = fr.allWindows(t)
+		if len(got) >= len(want) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	got = fr.allWindows(t)
+	if len(got) != len(want) {
+		t.Errorf("%d distinct windows delivered, want %d", len(got), len(want))
+	}
+	fr.mu.Lock()
+	t.Logf("%d windows, %d deliveries (duplicates are byte-identical)", len(got), len(fr.msgs))
+	fr.mu.Unlock()
+	for _, m := range got {
+		recs, _, err := schema.DecodeFeatures(m.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := recs[0]
+		k := r.WindowStart / 1000
+		pts, ok := want[wkey{r.Set, k}]
+		if !ok {
+			t.Errorf("unexpected window %s [%d, %d)", r.Set, r.WindowStart, r.WindowEnd)
+			continue
+		}
+		if r.N != int64(len(pts)/2) || r.WindowEnd != r.WindowStart+2000 || r.Seq != uint64(k) {
+			t.Errorf("window %s/%d: n=%d [%d,%d) seq=%d, want n=%d", r.Set, k, r.N, r.WindowStart, r.WindowEnd, r.Seq, len(pts)/2)
+			continue
+		}
+		u := make([]float64, len(pts))
+		if _, err := emb.Normalize(u, pts); err != nil {
+			t.Fatal(err)
+		}
+		wantVec := emb.Embed(u) // fixed-point sums: the order of points does not matter
+		for c := range wantVec {
+			for j := range wantVec[c] {
+				if math.Float32bits(wantVec[c][j]) != math.Float32bits(r.Vectors[c][j]) {
+					t.Fatalf("window %s/%d: vectors differ from the offline embedding of its points", r.Set, k)
+				}
+			}
+		}
+	}
+}
+
+// allWindows returns the distinct windows by (key, window-id), failing on conflicting
+// duplicates.
+func (fr *featureReader) allWindows(t *testing.T) map[string]kafka.Message {
+	t.Helper()
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	out := map[string]kafka.Message{}
+	for _, m := range fr.msgs {
+		id := string(m.Key) + "/" + headerValue(m, "window-id")
+		if prev, ok := out[id]; ok && !bytes.Equal(prev.Value, m.Value) {
+			t.Errorf("window %s delivered twice with different bytes", id)
+		}
+		out[id] = m
+	}
+	return out
+}
+
+func headerValue(m kafka.Message, key string) string {
+	for _, h := range m.Headers {
+		if h.Key == key {
+			return string(h.Value)
+		}
+	}
+	return ""
+}
+
+// waitCommitted waits until the group has a committed offset with commit metadata on each
+// of the topic's partitions.
+func waitCommitted(t *testing.T, env testbroker.Env, group string, partitions int, timeout time.Duration) {
+	t.Helper()
+	client := &kafka.Client{Addr: kafka.TCP(env.Brokers...), Timeout: 5 * time.Second}
+	ids := make([]int, partitions)
+	for i := range ids {
+		ids[i] = i
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		resp, err := client.OffsetFetch(context.Background(), &kafka.OffsetFetchRequest{GroupID: group, Topics: map[string][]int{env.Points: ids}})
+		done := 0
+		if err == nil {
+			for _, p := range resp.Topics[env.Points] {
+				if p.Error == nil && p.CommittedOffset > 0 && p.Metadata != "" {
+					done++
+				}
+			}
+		}
+		if done == partitions {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d of %d partitions committed within %s (%v)", done, partitions, timeout, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
