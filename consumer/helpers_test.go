@@ -324,27 +324,9 @@ func (c *collector) waitDrained(h *harness, topic string, timeout time.Duration)
 // partitions assigned.
 func (h *harness) waitGroupMembers(group string, n int, timeout time.Duration) {
 	h.t.Helper()
-	client := &kafka.Client{Addr: kafka.TCP(h.env.Brokers...), Timeout: 5 * time.Second}
-	deadline := time.Now().Add(timeout)
-	for {
-		resp, err := client.DescribeGroups(context.Background(), &kafka.DescribeGroupsRequest{GroupIDs: []string{group}})
-		if err == nil && len(resp.Groups) == 1 && resp.Groups[0].GroupState == "Stable" && len(resp.Groups[0].Members) == n {
-			assigned := 0
-			for _, m := range resp.Groups[0].Members {
-				for _, tp := range m.MemberAssignments.Topics {
-					if len(tp.Partitions) > 0 {
-						assigned++
-						break
-					}
-				}
-			}
-			if assigned == n {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("group %s never had %d members with partitions (last: %v, %+v)", group, n, err, resp)
-		}
-		time.Sleep(50 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := testbroker.WaitGroupMembers(ctx, h.env.Brokers, group, n); err != nil {
+		h.t.Fatal(err)
 	}
 }

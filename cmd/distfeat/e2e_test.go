@@ -268,15 +268,14 @@ func TestWorkerKilledMidStream(t *testing.T) {
 	records := interleavedRecords(sets, 50) // 8 records per set, 120 sets interleaved
 	half := len(records) / 2
 	produceBatches(t, env, records[:half])
-	// Let the workers get going, then kill one without any chance to clean up.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		w, _ := fr.windows(t)
-		if len(w) > 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
+	// Let both workers join and consume for a moment, then kill one without any chance to
+	// clean up. The first half holds no set's end record, so all 120 windows are open.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := testbroker.WaitGroupMembers(ctx, env.Brokers, "kill", 2); err != nil {
+		t.Fatal(err)
 	}
+	time.Sleep(500 * time.Millisecond)
 	if err := victim.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
