@@ -352,7 +352,7 @@ func TestBadInputMatrix(t *testing.T) {
 	// One partition, ordered output: once the sentinel's window and every dead letter are
 	// there, the worker has processed every record (and any extra output would be there too,
 	// ahead of the sentinel).
-	feat := features.waitFor(t, 60*time.Second, "the sentinel window", func(m []kafka.Message) bool {
+	features.waitFor(t, 60*time.Second, "the sentinel window", func(m []kafka.Message) bool {
 		for _, x := range m {
 			if string(x.Key) == "zz-last" {
 				return true
@@ -361,7 +361,7 @@ func TestBadInputMatrix(t *testing.T) {
 		return false
 	})
 	dl := dlq.waitDrained(h, h.env.DLQ, 30*time.Second)
-	feat = features.waitDrained(h, h.env.Features, 30*time.Second)
+	feat := features.waitDrained(h, h.env.Features, 30*time.Second)
 
 	// Dead letters: exactly the poison records, in offset order, each once.
 	if len(dl) != wantDLQ {

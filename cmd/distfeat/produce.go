@@ -11,7 +11,6 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/synth"
 	"github.com/distfeat/distfeat/producer"
 	"github.com/distfeat/distfeat/schema"
@@ -154,13 +153,4 @@ func readInputLines(path string, dim int) ([]schema.Batch, error) {
 		out = append(out, bs...)
 	}
 	return out, sc.Err()
-}
-
-// specDim returns the dimension of the spec at path (the default spec when empty).
-func specDim(path string) (int, error) {
-	s, err := embedding.LoadSpec(path)
-	if err != nil {
-		return 0, err
-	}
-	return s.Dim, nil
 }
