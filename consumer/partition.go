@@ -39,7 +39,8 @@ type partition struct {
 	pendingEnds  []int64         // window end event times in pending, for emit latency
 	out          *pipeline
 
-	normBuf []float64
+	normBuf []float64      // normalised points of the current record, reused
+	insBuf  []window.Input // window inputs of the current record, reused
 }
 
 func newPartition(w *Worker, gen *kafka.Generation, id int, start int64, checkpoint string) *partition {
@@ -250,7 +251,11 @@ func (p *partition) handle(ctx context.Context, m kafka.Message) error {
 			rejected.Detail += "; " + e.Detail
 		}
 	}
-	ins := make([]window.Input, len(batches))
+	ins := p.insBuf[:0]
+	for range batches {
+		ins = append(ins, window.Input{})
+	}
+	p.insBuf = ins
 	at, index := 0, 0
 	for i, b := range batches {
 		ins[i] = window.Input{

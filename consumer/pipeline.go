@@ -69,6 +69,14 @@ func (pl *pipeline) submit(ctx context.Context, b *outBatch) error {
 	case pl.queue <- b:
 		return nil
 	case <-ctx.Done():
+		// Not queued, so never written: it must not count as in flight (commits and drains
+		// would wait on it forever). It is the last entry: submit runs on one goroutine.
+		pl.mu.Lock()
+		if n := len(pl.inflight); n > 0 && pl.inflight[n-1] == b {
+			pl.inflight = pl.inflight[:n-1]
+		}
+		pl.idle.Broadcast()
+		pl.mu.Unlock()
 		return ctx.Err()
 	}
 }

@@ -1,0 +1,25 @@
+package consumer
+
+import (
+	"context"
+	"sync"
+	"testing"
+)
+
+// TestSubmitCancelledIsNotInFlight: a batch whose submit gives up (full queue, cancelled
+// context) was never written, so it must not hold up commits or drains.
+func TestSubmitCancelledIsNotInFlight(t *testing.T) {
+	pl := &pipeline{queue: make(chan *outBatch)} // unbuffered, no writer: submit cannot enqueue
+	pl.idle = sync.NewCond(&pl.mu)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := pl.submit(ctx, &outBatch{first: 5, through: 9}); err == nil {
+		t.Fatal("submit with a cancelled context and no room succeeded")
+	}
+	if inFlight, _, _ := pl.state(); inFlight {
+		t.Error("the batch that was never queued counts as in flight")
+	}
+	if err := pl.drain(context.Background()); err != nil {
+		t.Errorf("drain: %v", err)
+	}
+}
