@@ -13,7 +13,8 @@ import (
 //
 // Parse specs with ParseSpec or LoadSpec (strict: unknown fields, fields that do not apply
 // to a family's kind and bad values are *SpecError naming the field). A Spec built in Go is
-// validated by New, which reads a zero value as "absent" (there are no defaults there).
+// validated by New, which reads a zero value as "absent" (there are no defaults there,
+// except that an empty Projection means "gaussian").
 // The JSON encoding of a Spec (MarshalJSON) is its CanonicalJSON.
 //
 // FieldReference documents every field: its type, whether it is required or its default
@@ -61,6 +62,11 @@ type Family struct {
 	Basis int `json:"basis,omitempty"`
 	// Sigma is the outer RBF bandwidth (hdd; l2's optional RFF stage).
 	Sigma float64 `json:"sigma,omitempty"`
+	// Projection is how the random Fourier stage draws its frequencies: "gaussian"
+	// (i.i.d. normal; also the meaning of "") or "orthogonal" (structured orthogonal
+	// random features). It applies to hdd, and to mmd and l2 when their optional stage is on.
+	Projection string `json:"projection,omitempty"`
+
 	// The remaining fields are hdd only (DESIGN §3.3).
 
 	// Divergence is "js", "hellinger" or "tv".

@@ -115,6 +115,12 @@ func every(r role, d defaultValue) []use {
 	return []use{{kind: kindMMD, role: r, def: d}, {kind: kindL2, role: r, def: d}, {kind: kindHDD, role: r, def: d}}
 }
 
+// Allowed values of the projection field. The zero value "" is projectionGaussian.
+const (
+	projectionGaussian   = "gaussian"
+	projectionOrthogonal = "orthogonal"
+)
+
 // familyFields is the family field table, in the order of the field reference. Within a
 // kind, values are checked in this order (an optional stage's fields after the others),
 // so a spec with several errors reports the first one in this order.
@@ -165,6 +171,11 @@ var familyFields = []familyField{
 		ref: func(f *Family) any { return &f.RBFSigma }, check: positiveCheck, uses: []use{{kind: kindMMD, role: roleStage}}},
 	{name: "rbf_features", doc: "Output length of mmd's optional second stage.",
 		ref: func(f *Family) any { return &f.RBFFeatures }, check: featuresCheck, uses: []use{{kind: kindMMD, role: roleStage}}},
+	{name: "projection", doc: "Random Fourier frequencies: i.i.d. Gaussian, or structured orthogonal (SORF).",
+		ref: func(f *Family) any { return &f.Projection }, values: []string{projectionGaussian, projectionOrthogonal},
+		uses: []use{{kind: kindMMD, role: roleOption, def: fixed(projectionGaussian), withStage: true},
+			{kind: kindL2, role: roleOption, def: fixed(projectionGaussian), withStage: true},
+			{kind: kindHDD, role: roleOption, def: fixed(projectionGaussian)}}},
 	{name: "coefficients", doc: "Also output the coefficient vector A before the RFF stage, as column <name>_coef.",
 		ref: func(f *Family) any { return &f.Coefficients }, uses: []use{{kind: kindHDD, role: roleDefault, def: fixed(false)}}},
 }

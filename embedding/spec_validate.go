@@ -192,7 +192,9 @@ func (s *Spec) validateFamily(i int, present map[string]bool) error {
 		}
 	}
 	for _, ff := range familyFields {
-		if u, ok := ff.use(f.Kind); ok && u.role != roleStage && !u.withStage {
+		u, ok := ff.use(f.Kind)
+		// An absent option keeps its zero value, which means its default.
+		if ok && u.role != roleStage && !u.withStage && (u.role != roleOption || present[ff.name]) {
 			if err := checkField(i, f, &ff); err != nil {
 				return err
 			}
@@ -213,14 +215,9 @@ func (s *Spec) validateFamily(i int, present map[string]bool) error {
 	return nil
 }
 
-// checkField checks the value of one field of family i; a roleOption field may hold its
-// zero value, which means its default.
+// checkField checks the value of one field of family i.
 func checkField(i int, f *Family, ff *familyField) error {
-	v := valueOf(ff.ref(f))
-	if u, _ := ff.use(f.Kind); u.role == roleOption && v == zeroOf(v) {
-		return nil
-	}
-	if msg := ff.validate(v); msg != "" {
+	if msg := ff.validate(valueOf(ff.ref(f))); msg != "" {
 		return familyErr(i, ff.name, "%s", msg)
 	}
 	return nil
