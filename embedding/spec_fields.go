@@ -1,6 +1,7 @@
 package embedding
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -56,10 +57,11 @@ func (d defaultValue) String() string {
 	if d.of != nil {
 		return d.doc
 	}
-	if s, ok := d.value.(string); ok {
-		return fmt.Sprintf("%q", s)
+	b, err := json.Marshal(d.value) // as the canonical JSON writes it
+	if err != nil {
+		panic("embedding: unprintable default: " + err.Error())
 	}
-	return fmt.Sprint(d.value)
+	return string(b)
 }
 
 // use is a field's role in one kind.

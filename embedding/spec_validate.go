@@ -21,7 +21,7 @@ type topField struct {
 // validation.
 var topFields = []topField{
 	{name: "version", doc: "Version of the spec format.", ref: func(s *Spec) any { return &s.Version },
-		setDefault: func(s *Spec) { s.Version = 1 }, defDoc: "1", rule: "1", check: func(s *Spec) error {
+		setDefault: func(s *Spec) { s.Version = 1 }, defDoc: "1", rule: "`1`", check: func(s *Spec) error {
 			if s.Version != 1 {
 				return &SpecError{Field: "version", Msg: fmt.Sprintf("must be 1, not %d", s.Version)}
 			}
@@ -46,7 +46,7 @@ var topFields = []topField{
 		check: func(s *Spec) error { return s.Bounds.validate(s.Dim) }},
 	{name: "out_of_bounds", doc: "A point outside the bounds is clamped into them (clip) or dead-letters its record (reject).",
 		ref: func(s *Spec) any { return &s.OutOfBounds }, setDefault: func(s *Spec) { s.OutOfBounds = "clip" },
-		defDoc: `"clip"`, rule: "clip, reject", check: func(s *Spec) error {
+		defDoc: `"clip"`, rule: "`clip`, `reject`", check: func(s *Spec) error {
 			if s.OutOfBounds != "clip" && s.OutOfBounds != "reject" {
 				return &SpecError{Field: "out_of_bounds", Msg: fmt.Sprintf("must be clip or reject, not %q", s.OutOfBounds)}
 			}
