@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/distfeat/distfeat/internal/testbroker"
+	"github.com/distfeat/distfeat/processor"
 	"github.com/distfeat/distfeat/producer"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/window"
@@ -294,8 +295,8 @@ func TestBrokerRestartMidStream(t *testing.T) {
 	ends := h.topicEnds(h.env.Points)
 	waitUntil(t, 10*time.Second, "commits whose checkpoints cover every record", func() bool {
 		for p, c := range h.commits(group) {
-			m, err := parseMetadata(c.Metadata)
-			if err != nil || m.replayUntil != ends[p] || c.CommittedOffset >= ends[p] {
+			m, err := processor.ParseMetadata(c.Metadata)
+			if err != nil || m.ReplayUntil != ends[p] || c.CommittedOffset >= ends[p] {
 				return false
 			}
 		}

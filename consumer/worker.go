@@ -1,9 +1,10 @@
 // Package consumer is distfeat's Kafka side of the worker: consumer-group generations, one
-// goroutine per assigned partition with its own window state, the output pipeline, dead
-// letters and offset commits (DESIGN §6).
+// goroutine per assigned partition, the ordered output pipeline and offset commits
+// (DESIGN §6). It only moves kafka-go messages in and out: everything between a fetched
+// record and its feature records or dead letters is package processor's.
 //
-// Delivery in one paragraph: every partition loop decodes records, feeds the window manager,
-// finalises closed windows and hands feature records (and dead letters) to an ordered output
+// Delivery in one paragraph: every partition loop hands fetched records to its processor
+// (decode, windows, finalisation, dead letters) and its output, in order, to an ordered output
 // pipeline. The committed offset never passes the first offset of an open window nor of a
 // window whose record is not yet acknowledged (RequiredAcks=all), and the commit carries a
 // small checkpoint in its metadata so that a replay after a crash or rebalance rebuilds the
@@ -132,8 +133,7 @@ type Worker struct {
 	client    *kafka.Client
 	transport *kafka.Transport // the writer's and the client's
 
-	specID          string                 // the spec's ID, computed once
-	observeFinalize embedding.FinalizeHook // records finalize_seconds{family}
+	finalizeSeconds map[string]prometheus.Observer // finalize_seconds{family}, resolved once
 
 	ready   atomic.Bool
 	running sync.WaitGroup // partition functions started in generations
@@ -175,18 +175,12 @@ func NewWorker(cfg Config, emb *embedding.Embedder, out *schema.Output, m *metri
 			MaxAttempts:  3,
 			Transport:    transport,
 		},
-		client:    &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Transport: transport, Timeout: 10 * time.Second},
-		transport: transport,
-		specID:    emb.Spec().ID(),
+		client:          &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Transport: transport, Timeout: 10 * time.Second},
+		transport:       transport,
+		finalizeSeconds: map[string]prometheus.Observer{},
 	}
-	observers := map[string]prometheus.Observer{}
 	for _, c := range emb.Columns() {
-		observers[c.Family] = m.FinalizeSeconds.WithLabelValues(c.Family)
-	}
-	w.observeFinalize = func(family string, elapsed time.Duration) {
-		if o, ok := observers[family]; ok {
-			o.Observe(elapsed.Seconds())
-		}
+		w.finalizeSeconds[c.Family] = m.FinalizeSeconds.WithLabelValues(c.Family)
 	}
 	return w, nil
 }
