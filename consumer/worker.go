@@ -241,37 +241,40 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		w.log.Info("joined generation", "generation", gen.ID, "member", gen.MemberID, "partitions", ids)
 		for _, a := range assigned {
-			a := a
 			w.running.Add(1)
 			w.settled.Add(1)
-			gen.Start(func(genCtx context.Context) {
-				defer w.running.Done()
-				settled := sync.OnceFunc(w.settled.Done)
-				defer settled()
-				// Give up on the worker's stop as well as on the generation's end.
-				fetchCtx, cancel := context.WithCancel(genCtx)
-				stop := context.AfterFunc(ctx, cancel)
-				cp, err := w.fetchCheckpoint(fetchCtx, gen, a.ID)
-				stop()
-				cancel()
-				if err != nil {
-					return // stopped before the checkpoint could be read; nothing was consumed
-				}
-				p := newPartition(w, gen, a.ID, a.Offset, cp)
-				if err := p.run(ctx, genCtx); err != nil {
-					w.log.Error("partition loop ended with error", "partition", a.ID, "err", err)
-				}
-				if ctx.Err() != nil {
-					// The worker is stopping and this partition has committed. kafka-go ends
-					// a generation as soon as one of its functions returns and then rejoins,
-					// which would cost the group an extra rebalance before the leave; so hold
-					// the generation until Run closes the group.
-					settled()
-					<-genCtx.Done()
-				}
-			})
+			gen.Start(func(genCtx context.Context) { w.runPartition(ctx, genCtx, gen, a) })
 		}
 		w.ready.Store(true)
+	}
+}
+
+// runPartition is one assigned partition's life within a generation: read its commit
+// checkpoint, run its loop until the generation ends or the worker stops.
+func (w *Worker) runPartition(ctx, genCtx context.Context, gen *kafka.Generation, a kafka.PartitionAssignment) {
+	defer w.running.Done()
+	settled := sync.OnceFunc(w.settled.Done)
+	defer settled()
+	// Give up on the worker's stop as well as on the generation's end.
+	fetchCtx, cancel := context.WithCancel(genCtx)
+	stop := context.AfterFunc(ctx, cancel)
+	cp, err := w.fetchCheckpoint(fetchCtx, gen, a.ID)
+	stop()
+	cancel()
+	if err != nil {
+		return // stopped before the checkpoint could be read; nothing was consumed
+	}
+	p := newPartition(w, gen, a.ID, a.Offset, cp)
+	if err := p.run(ctx, genCtx); err != nil {
+		w.log.Error("partition loop ended with error", "partition", a.ID, "err", err)
+	}
+	if ctx.Err() != nil {
+		// The worker is stopping and this partition has committed. kafka-go ends a
+		// generation as soon as one of its functions returns and then rejoins, which would
+		// cost the group an extra rebalance before the leave; so hold the generation until
+		// Run closes the group.
+		settled()
+		<-genCtx.Done()
 	}
 }
 
