@@ -323,9 +323,14 @@ func TestGracefulLeaveRebalancesOnce(t *testing.T) {
 	}
 	leave.shutdown(t)
 	h.waitGroupMembers("leave", 1, 30*time.Second)
-	// Give a second rejoin, if any, time to happen: several session timeouts' worth of
-	// heartbeats (the harness uses 2 s sessions with 200 ms heartbeats).
-	time.Sleep(3 * time.Second)
+	waitUntil(t, 10*time.Second, "the remaining worker to join the generation after the leave", func() bool {
+		return testutilCounter(stay.metrics.Rebalances) > before
+	})
+	// A second rebalance, if any, is set off by the leaving member before its Run returns
+	// (a rejoin before the leave); the remaining member sees it at its next heartbeat
+	// (200 ms in the harness) and completes it within the rebalance timeout (2 s). Give it
+	// that long once more.
+	time.Sleep(2 * time.Second)
 	if got := testutilCounter(stay.metrics.Rebalances) - before; got != 1 {
 		t.Errorf("the remaining worker went through %v rebalances after a clean leave, want 1", got)
 	}
