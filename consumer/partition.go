@@ -57,6 +57,7 @@ func (p *partition) newProcessor() error {
 		Window:             w.cfg.Window,
 		MaxMessageBytes:    w.cfg.MaxMessageBytes,
 		MaxPointsPerRecord: w.cfg.MaxPointsPerRecord,
+		AllowKeyless:       w.cfg.AllowKeyless,
 	}, w.emb, w.out, obs, w.clock)
 	if err != nil {
 		return err

@@ -45,6 +45,9 @@ type Config struct {
 	MaxMessageBytes int
 	// MaxPointsPerRecord bounds the points of one input record. Default 1<<20.
 	MaxPointsPerRecord int
+	// AllowKeyless accepts records without a key whose value names the set (processor.Config);
+	// by default they are dead-lettered as no_key.
+	AllowKeyless bool
 	// CommitInterval is how often each partition tries to commit. Default 1 s.
 	CommitInterval time.Duration
 	// FlushInterval bounds how long a finished feature record waits for companions before

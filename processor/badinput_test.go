@@ -133,6 +133,9 @@ func poisonCases(t *testing.T) []poisonCase {
 		{"Arrow set of 300 bytes, no key", schema.ReasonTooLarge, arrowRec("", arrowDim(t, strings.Repeat("s", 300), 2, []float64{0.1, 0.2}))},
 		{"value over MaxMessageBytes", schema.ReasonTooLarge, jsonRec("bg", big)},
 		{"points over MaxPointsPerRecord", schema.ReasonTooLarge, jsonRec("bg", many)},
+		{"JSON set without a key", schema.ReasonNoKey, jsonRec("", `{"set": "bg", "points": [[0.1, 0.2]]}`)},
+		{"Arrow set without a key", schema.ReasonNoKey, arrowRec("", arrowDim(t, "bg", 2, []float64{0.1, 0.2}))},
+		{"end marker without a key", schema.ReasonNoKey, jsonRec("", `{"set": "bg", "end": true}`)},
 		{"out of bounds (reject), above", schema.ReasonOutOfBounds, jsonRec("bg", `{"points": [[0.5, 0.5], [1.5, 0.5]]}`)},
 		{"out of bounds (reject), below", schema.ReasonOutOfBounds, arrowRec("bg", arrowDim(t, "bg", 2, []float64{0.5, -0.01}))},
 	}
@@ -283,7 +286,7 @@ func checkMatrixCounts(t *testing.T, s *inputScript, c *counts) {
 		}
 	}
 	for _, reason := range []string{schema.ReasonDecode, schema.ReasonDim, schema.ReasonNonFinite, schema.ReasonSetMismatch,
-		schema.ReasonTooLarge, schema.ReasonLate, schema.ReasonOutOfBounds} {
+		schema.ReasonTooLarge, schema.ReasonLate, schema.ReasonOutOfBounds, schema.ReasonNoKey} {
 		if got := c.invalid[reason]; got != wantByReason[reason] {
 			t.Errorf("invalid{reason=%q} = %d, want %d", reason, got, wantByReason[reason])
 		}
@@ -316,7 +319,9 @@ func checkMatrixCounts(t *testing.T, s *inputScript, c *counts) {
 func TestLateRecordsTimeMode(t *testing.T) {
 	e := newEnv(t, smallSpec)
 	const size = 10_000
-	p, c := e.newProc(Config{Window: window.Config{Mode: "time", Size: size, IdleTimeout: time.Minute}}, nil)
+	// Records holding several sets have no key (a key must name every set of its record):
+	// this test is about their lateness, so keyless records are allowed here.
+	p, c := e.newProc(Config{Window: window.Config{Mode: "time", Size: size, IdleTimeout: time.Minute}, AllowKeyless: true}, nil)
 
 	const t0 = 1_700_000_000_000 // a multiple of size: windows [t0, t0+10s), [t0+10s, t0+20s), …
 	rng := embedding.NewRNG(12, "late")
@@ -373,5 +378,43 @@ func TestLateRecordsTimeMode(t *testing.T) {
 	}
 	if got := c.records[ResultOK]; got != len(recs)-len(wantLate) {
 		t.Errorf("records{ok} = %d, want %d (late records are not ok)", got, len(recs)-len(wantLate))
+	}
+}
+
+// TestKeyless: a record without a key whose value names a set is dead-lettered as no_key by
+// default, whatever the window mode, and none of its points reach a window; with
+// AllowKeyless it is windowed like a keyed record.
+func TestKeyless(t *testing.T) {
+	e := newEnv(t, smallSpec)
+	recs := func() []Record {
+		return numbered(0,
+			jsonRec("k", `{"points": [[0.1, 0.2]], "t": 1700000000000}`),
+			jsonRec("", `{"set": "k", "points": [[0.3, 0.4]], "t": 1700000000001}`),
+			arrowRec("", encodeArrow(t, schema.Batch{Set: "k", Points: []float64{0.5, 0.6}, N: 1, EventTime: 1_700_000_000_002})),
+			jsonRec("k", `{"points": [[0.7, 0.8]], "t": 1700000000003, "end": true}`),
+			jsonRec("k", `{"points": [[0.9, 0.9]], "t": 1700000099999, "end": true}`),
+		)
+	}
+	for _, wc := range []window.Config{{Mode: "set"}, {Mode: "time", Size: 60_000}, {Mode: "session", Gap: 60_000}} {
+		t.Run(string(wc.Mode), func(t *testing.T) {
+			p, c := e.newProc(Config{Window: wc}, nil)
+			features, dead := split(processAll(t, p, recs(), 1))
+			if len(dead) != 2 || c.invalid[schema.ReasonNoKey] != 2 || dead[0].FirstOffset != 1 || dead[1].FirstOffset != 2 {
+				t.Fatalf("%d dead letters (%v), want offsets 1 and 2 as no_key", len(dead), c.invalid)
+			}
+			if d := headerOf(dead[0].Headers, schema.HeaderErrorDetail); !strings.Contains(d, `"k"`) || !strings.Contains(d, "key") {
+				t.Errorf("no_key detail %q does not name the set and the remedy", d)
+			}
+			w := e.windowsBySet(features)["k"]
+			if len(w) == 0 || !e.sameAsOffline(w[0].rec, []float64{0.1, 0.2, 0.7, 0.8}) {
+				t.Errorf("first window of k: %d windows; want exactly the keyed points", len(w))
+			}
+			p, _ = e.newProc(Config{Window: wc, AllowKeyless: true}, nil)
+			features, dead = split(processAll(t, p, recs(), 1))
+			w = e.windowsBySet(features)["k"]
+			if len(dead) != 0 || len(w) == 0 || !e.sameAsOffline(w[0].rec, []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8}) {
+				t.Errorf("AllowKeyless: %d dead letters, %d windows; want the keyless points windowed", len(dead), len(w))
+			}
+		})
 	}
 }

@@ -14,6 +14,7 @@ package processor
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/schema"
@@ -29,6 +30,13 @@ type Config struct {
 	MaxMessageBytes int
 	// MaxPointsPerRecord bounds the points of one input record (too_large). Default 1<<20.
 	MaxPointsPerRecord int
+	// AllowKeyless accepts records without a key whose value names the set. By default
+	// they are dead-lettered as no_key: a keyless record lands on whatever partition the
+	// producer's partitioner picks, so a set sent without keys is split across partitions
+	// and each partition emits its own partial window with the same window-id. Set it only
+	// when every set's records reach one partition anyway (a one-partition topic, or a
+	// producer that partitions by set itself).
+	AllowKeyless bool
 }
 
 func (c *Config) setDefaults() {
@@ -202,6 +210,11 @@ func (p *Processor) process(rec *Record) {
 	}
 	if cap(d.Points) > cap(p.normBuf) {
 		p.normBuf = d.Points[:0]
+	}
+	if len(rec.Key) == 0 && len(d.Batches) > 0 && !p.cfg.AllowKeyless {
+		p.deadLetter(rec, &schema.InvalidError{Reason: schema.ReasonNoKey, Detail: fmt.Sprintf(
+			"no record key while the value names set %s: keyless records are spread over partitions and would split the set; key each record by its set ID", strconv.Quote(truncateUTF8(d.Batches[0].Set, 64)))}, replaying)
+		return
 	}
 	if rejected := p.addToWindows(rec.Offset, d, replaying); rejected != nil {
 		p.deadLetter(rec, rejected, replaying)
