@@ -21,8 +21,9 @@ const (
 	FormatArrow = "arrow" // value = schema.EncodeArrow of one batch, content-type application/vnd.apache.arrow.stream
 )
 
-// HeaderContentType is the record header that names the value's format (DESIGN §4).
-const HeaderContentType = "content-type"
+// HeaderContentType is the record header that names the value's format (DESIGN §4); it is
+// schema.HeaderContentType, kept here for the producer's callers.
+const HeaderContentType = schema.HeaderContentType
 
 // Writer defaults (see NewWriter).
 const (
