@@ -12,6 +12,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/distfeat/distfeat/config"
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/synth"
 	"github.com/distfeat/distfeat/internal/testbroker"
@@ -210,8 +211,8 @@ func demo(ctx context.Context, o demoOptions, stderr io.Writer) (*demoReport, er
 }
 
 // demoWorkerConfig is a worker configuration for the demo's embedded broker.
-func demoWorkerConfig(brokers []string) *workerConfig {
-	return &workerConfig{
+func demoWorkerConfig(brokers []string) *config.Config {
+	return &config.Config{
 		Brokers: brokers, InputTopic: testbroker.TopicPoints, OutputTopic: testbroker.TopicFeatures,
 		DLQTopic: testbroker.TopicDLQ, Group: "distfeat-demo", Window: "set",
 		IdleTimeout: time.Minute, MaxOpenWindows: 1000, MaxMessageBytes: 1 << 20,

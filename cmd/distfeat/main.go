@@ -79,6 +79,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 2
 }
 
+// errUsage reports a command-line mistake already explained on stderr (exit code 2).
+var errUsage = errors.New("usage")
+
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: distfeat <command> [flags]\n\ncommands:")
 	for _, c := range commands() {

@@ -9,12 +9,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/distfeat/distfeat/config"
 	"github.com/distfeat/distfeat/consumer"
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/buildinfo"
@@ -30,12 +32,11 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintln(stderr, "usage: distfeat worker [flags]\n\nEvery flag mirrors a DISTFEAT_ variable; flags win over the environment.")
 		fs.PrintDefaults()
 	}
-	apply := configFlags(fs, &workerConfig{})
+	flags := config.AddFlags(fs, config.Variables())
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
-	apply()
-	cfg, err := loadWorkerConfig()
+	cfg, err := config.FromLookup(config.Overlay(flags, os.LookupEnv))
 	if err != nil {
 		return err
 	}
@@ -45,7 +46,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // serveWorker runs one worker with its metrics/health server until ctx ends. started, if
 // non-nil, receives the metrics listener's address once it is bound.
-func serveWorker(ctx context.Context, cfg *workerConfig, log *slog.Logger, started func(metricsAddr string)) error {
+func serveWorker(ctx context.Context, cfg *config.Config, log *slog.Logger, started func(metricsAddr string)) error {
 	spec, err := embedding.LoadSpec(cfg.Spec)
 	if err != nil {
 		return fmt.Errorf("DISTFEAT_SPEC: %w", err)
@@ -54,11 +55,11 @@ func serveWorker(ctx context.Context, cfg *workerConfig, log *slog.Logger, start
 	if err != nil {
 		return fmt.Errorf("DISTFEAT_SPEC: %w", err)
 	}
-	wcfg, err := cfg.windowConfig()
+	wcfg, err := cfg.WindowConfig()
 	if err != nil {
 		return err
 	}
-	dialer, transport, err := cfg.kafkaClients()
+	dialer, transport, err := cfg.KafkaClients()
 	if err != nil {
 		return err
 	}
@@ -105,7 +106,7 @@ func serveWorker(ctx context.Context, cfg *workerConfig, log *slog.Logger, start
 	if started != nil {
 		started(ln.Addr().String())
 	}
-	log.Info("distfeat worker starting", append([]any{"version", buildinfo.String(), "spec_id", spec.ID(), "metrics", ln.Addr().String()}, cfg.redacted()...)...)
+	log.Info("distfeat worker starting", append([]any{"version", buildinfo.String(), "spec_id", spec.ID(), "metrics", ln.Addr().String()}, cfg.Redacted()...)...)
 	err = w.Run(ctx)
 	log.Info("distfeat worker stopped")
 	return err
@@ -113,7 +114,7 @@ func serveWorker(ctx context.Context, cfg *workerConfig, log *slog.Logger, start
 
 // newLogger builds the process logger.
 func newLogger(w io.Writer, level, format string) *slog.Logger {
-	l, err := parseLogLevel(level)
+	l, err := config.ParseLogLevel(level)
 	if err != nil {
 		l = slog.LevelInfo
 	}
