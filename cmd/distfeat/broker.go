@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,15 +11,14 @@ import (
 )
 
 func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("broker", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	addr := fs.String("addr", "127.0.0.1:9092", "listen address (loopback)")
+	fs := newFlagSet("broker", "", "For development and tests only: a single in-process kfake broker, not a Kafka cluster.", stderr)
+	addr := fs.String("addr", "127.0.0.1:9092", "listen `host:port` (loopback)")
 	partitions := fs.Int("partitions", 8, "partitions per topic")
-	topics := fs.String("topics", "points,features,points.dlq", "topics to create (comma-separated)")
-	dataDir := fs.String("data-dir", "", "persist the broker's log here and reload it on restart (empty: in memory)")
-	logLevel := fs.String("log-level", "warn", "broker log level")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	topics := fs.String("topics", "points,features,points.dlq", "topics to create, comma-separated (`topic,...`)")
+	dataDir := fs.String("data-dir", "", "persist the broker's log in this `dir` and reload it on restart (empty: in memory)")
+	logLevel := fs.String("log-level", "warn", "broker log level (`debug|info|warn|error`)")
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	log := newLogger(stderr, *logLevel, "text")
 	b, err := testbroker.Start(ctx, testbroker.Options{

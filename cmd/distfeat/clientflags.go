@@ -16,8 +16,8 @@ const envPrefix = config.EnvPrefix
 // flags, and returns the dialer and transport they configure.
 func parseClientFlags(fs *flag.FlagSet, args []string) (*kafka.Dialer, *kafka.Transport, error) {
 	flags := config.AddFlags(fs, config.SecurityVariables())
-	if err := fs.Parse(args); err != nil {
-		return nil, nil, errUsage
+	if err := parseArgs(fs, args); err != nil {
+		return nil, nil, err
 	}
 	sec, err := config.LoadSecurity(config.Overlay(flags, os.LookupEnv))
 	if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -28,8 +27,7 @@ type demoOptions struct {
 }
 
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("demo", "", "", stderr)
 	var o demoOptions
 	fs.IntVar(&o.sets, "sets", 40, "synthetic sets (truncated Gaussian mixtures on [0,1]²)")
 	fs.IntVar(&o.points, "points", 2500, "points per set")
@@ -38,8 +36,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the synthetic sets")
 	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "give up waiting for features after this long")
 	fs.BoolVar(&o.verbose, "v", false, "show the workers' logs")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	if o.sets < 2 || o.points < 1 || o.workers < 1 {
 		return fmt.Errorf("need --sets ≥ 2, --points ≥ 1, --workers ≥ 1")

@@ -20,6 +20,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/distfeat/distfeat/config"
 )
 
 // command is one subcommand.
@@ -62,11 +64,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
+			if err := config.CheckEnvironment(os.Environ()); err != nil {
+				fmt.Fprintf(stderr, "distfeat %s: %v\n", c.name, err)
+				return 2
+			}
 			err := c.run(ctx, args[1:], stdout, stderr)
 			switch {
-			case err == nil:
+			case err == nil, errors.Is(err, errHelp):
 				return 0
 			case errors.Is(err, errUsage):
+				if err != errUsage {
+					fmt.Fprintf(stderr, "distfeat %s: %v\n", c.name, err)
+				}
 				return 2
 			default:
 				fmt.Fprintf(stderr, "distfeat %s: %v\n", c.name, err)
@@ -85,7 +94,7 @@ var errUsage = errors.New("usage")
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: distfeat <command> [flags]\n\ncommands:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'distfeat <command> -h' for a command's flags.")
 }

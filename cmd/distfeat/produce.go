@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -32,19 +31,18 @@ type produceOptions struct {
 }
 
 func runProduce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("produce", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	brokers := fs.String("brokers", envOr("BROKERS", "127.0.0.1:9092"), "comma-separated brokers (DISTFEAT_BROKERS)")
+	fs := newFlagSet("produce", "", "Give exactly one of --synthetic gmm or --in FILE.", stderr)
+	brokers := fs.String("brokers", envOr("BROKERS", "127.0.0.1:9092"), "bootstrap brokers, comma-separated (DISTFEAT_BROKERS; `host:port,...`)")
 	var o produceOptions
-	fs.StringVar(&o.topic, "topic", envOr("INPUT_TOPIC", "points"), "input topic (DISTFEAT_INPUT_TOPIC)")
-	fs.StringVar(&o.format, "format", "json", "record format: json or arrow")
-	fs.StringVar(&o.synthetic, "synthetic", "", "generate sets: gmm (truncated Gaussian mixtures on [0,1]^dim)")
+	fs.StringVar(&o.topic, "topic", envOr("INPUT_TOPIC", "points"), "input `topic` (DISTFEAT_INPUT_TOPIC)")
+	fs.StringVar(&o.format, "format", "json", "record format (`json|arrow`)")
+	fs.StringVar(&o.synthetic, "synthetic", "", "generate sets (`gmm`: truncated Gaussian mixtures on [0,1]^dim)")
 	fs.IntVar(&o.sets, "sets", 10, "synthetic: number of sets")
 	fs.IntVar(&o.points, "points", 2500, "synthetic: points per set")
-	fs.IntVar(&o.dim, "dim", 2, "synthetic: point dimension (must match the worker's spec)")
+	fs.IntVar(&o.dim, "dim", 2, "point dimension (must match the worker's spec)")
 	fs.Uint64Var(&o.seed, "seed", 1, "synthetic: seed")
 	fs.IntVar(&o.chunk, "chunk", 500, "points per record; a set spans several records, the last has end=true")
-	fs.StringVar(&o.in, "in", "", "JSON-lines file of input records (one set per line), - for stdin")
+	fs.StringVar(&o.in, "in", "", "JSON-lines `file` of input records (one set per line), - for stdin")
 	_, transport, err := parseClientFlags(fs, args)
 	if err != nil {
 		return err

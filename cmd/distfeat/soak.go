@@ -107,12 +107,7 @@ func runSoak(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // soakMain parses the flags, runs the soak, prints the report and returns it, with an error
 // when a check failed (the test asserts on the report too).
 func soakMain(ctx context.Context, args []string, stdout, stderr io.Writer) (*soakReport, error) {
-	fs := flag.NewFlagSet("soak", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: distfeat soak [flags]
-
-Runs the embedded broker and `+"`distfeat worker`"+` child processes in one group, produces synthetic
+	fs := newFlagSet("soak", "", `Runs the embedded broker and `+"`distfeat worker`"+` child processes in one group, produces synthetic
 sets progressively, causes a rebalance mid-run, samples each worker's RSS and metrics every
 second and checks the emitted windows against the expected set. Exits non-zero on a mismatch.
 
@@ -126,18 +121,14 @@ second and checks the emitted windows against the expected set. Exits non-zero o
                             + 5 output batches × 256 feature records × record bytes)
 
 Workers are started from --worker-bin with DISTFEAT_* set for the embedded broker; add or
-override variables with --worker-env. Everything listens on 127.0.0.1 only.
-
-`)
-		fs.PrintDefaults()
-	}
+override variables with --worker-env. Everything listens on 127.0.0.1 only.`, stderr)
 	var o soakOptions
 	self, _ := os.Executable()
-	fs.StringVar(&o.workerBin, "worker-bin", self, "distfeat binary to run the workers with")
+	fs.StringVar(&o.workerBin, "worker-bin", self, "distfeat binary (`file`) to run the workers with")
 	fs.IntVar(&o.workers, "workers", 2, "worker processes in the consumer group")
 	fs.IntVar(&o.partitions, "partitions", 8, "partitions per topic")
-	fs.StringVar(&o.specPath, "spec", envOr("SPEC", ""), "feature spec (default: the built-in default)")
-	fs.StringVar(&o.format, "format", "arrow", "input record format: json or arrow")
+	fs.StringVar(&o.specPath, "spec", envOr("SPEC", ""), "feature spec JSON `file` (DISTFEAT_SPEC; empty: the built-in default)")
+	fs.StringVar(&o.format, "format", "arrow", "input record format (`json|arrow`)")
 	fs.IntVar(&o.chunk, "chunk", 500, "set mode: points per input record")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the synthetic data")
 	fs.IntVar(&o.sets, "sets", 4000, "set mode: synthetic sets (truncated Gaussian mixtures)")
@@ -150,25 +141,25 @@ override variables with --worker-env. Everything listens on 127.0.0.1 only.
 	fs.IntVar(&o.maxOpen, "max-open-windows", 1000, "DISTFEAT_MAX_OPEN_WINDOWS of the workers (per partition)")
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", time.Hour, "DISTFEAT_IDLE_TIMEOUT of the workers (long, so that only the documented eviction closes windows early)")
 	fs.DurationVar(&o.sessionTimeout, "session-timeout", 3*time.Second, "DISTFEAT_SESSION_TIMEOUT of the workers (how long a killed worker keeps its partitions)")
-	fs.Func("worker-env", "extra KEY=VALUE for the workers' environment (repeatable; wins over the soak's own settings)", func(s string) error {
+	fs.Func("worker-env", "extra `KEY=VALUE` for the workers' environment (repeatable; wins over the soak's own settings)", func(s string) error {
 		if !strings.Contains(s, "=") {
 			return fmt.Errorf("%q: want KEY=VALUE", s)
 		}
 		o.workerEnv = append(o.workerEnv, s)
 		return nil
 	})
-	fs.Float64Var(&o.killAt, "kill-at", 0.4, "stop worker w0 when the workers have processed this fraction of the points, and start a replacement (0: no rebalance; --keys mode defaults to 0)")
-	fs.StringVar(&o.signal, "signal", "kill", "how to stop w0: kill (SIGKILL: no flush, no commit, no leave) or term (SIGTERM: clean hand-over)")
+	fs.Float64Var(&o.killAt, "kill-at", 0.4, "stop worker w0 when the workers have processed this `fraction` of the points, and start a replacement (0: no rebalance; --keys mode defaults to 0)")
+	fs.StringVar(&o.signal, "signal", "kill", "how to stop w0 (`kill|term`): kill (SIGKILL: no flush, no commit, no leave) or term (SIGTERM: clean hand-over)")
 	fs.BoolVar(&o.replace, "replace", true, "start a replacement worker after stopping w0")
 	fs.DurationVar(&o.interval, "interval", time.Second, "sampling interval")
 	fs.IntVar(&o.rows, "rows", 30, "at most this many rows in the printed timeline (samples are merged)")
-	fs.StringVar(&o.timelineCSV, "timeline", "", "also write every sample to this CSV file")
+	fs.StringVar(&o.timelineCSV, "timeline", "", "also write every sample to this CSV `file`")
 	fs.DurationVar(&o.settle, "settle", 2*time.Second, "wait this long after the last expected window for late duplicates before stopping the workers")
 	fs.DurationVar(&o.timeout, "timeout", 45*time.Minute, "give up after this long")
-	fs.IntVar(&o.rssBaseline, "rss-baseline", 256, "--keys mode: MiB added to the memory bound for the runtime, Kafka clients and buffers")
+	fs.IntVar(&o.rssBaseline, "rss-baseline", 256, "--keys mode: `MiB` added to the memory bound for the runtime, Kafka clients and buffers")
 	fs.BoolVar(&o.verbose, "v", false, "copy the workers' logs to stderr")
-	if err := fs.Parse(args); err != nil {
-		return nil, errUsage
+	if err := parseArgs(fs, args); err != nil {
+		return nil, err
 	}
 	killSet := false
 	fs.Visit(func(f *flag.Flag) { killSet = killSet || f.Name == "kill-at" })
@@ -176,8 +167,6 @@ override variables with --worker-env. Everything listens on 127.0.0.1 only.
 		o.killAt = 0
 	}
 	switch {
-	case fs.NArg() > 0:
-		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	case o.workerBin == "":
 		return nil, errors.New("--worker-bin: cannot find the distfeat binary (os.Executable failed)")
 	case o.workers < 1 || o.partitions < 1:

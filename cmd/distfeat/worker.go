@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -26,15 +25,10 @@ import (
 )
 
 func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: distfeat worker [flags]\n\nEvery flag mirrors a DISTFEAT_ variable; flags win over the environment.")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("worker", "", "Every flag mirrors a DISTFEAT_ variable (--window-size for DISTFEAT_WINDOW_SIZE);\nflags win over the environment. Unknown DISTFEAT_ variables are start-up errors.", stderr)
 	flags := config.AddFlags(fs, config.Variables())
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	cfg, err := config.FromLookup(config.Overlay(flags, os.LookupEnv))
 	if err != nil {
@@ -125,7 +119,10 @@ func newLogger(w io.Writer, level, format string) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-func runVersion(_ context.Context, _ []string, stdout, _ io.Writer) error {
+func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	if err := parseArgs(newFlagSet("version", "", "", stderr), args); err != nil {
+		return err
+	}
 	fmt.Fprintln(stdout, "distfeat", buildinfo.String())
 	return nil
 }
