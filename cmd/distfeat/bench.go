@@ -4,10 +4,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"runtime/pprof"
 	"sort"
@@ -227,7 +225,7 @@ func benchPipeline(ctx context.Context, brokers []string, specPath string, worke
 	var start time.Time
 	select {
 	case a := <-addrs:
-		if err := waitReady(ctx, a); err != nil {
+		if err := waitReady(ctx, a, nil); err != nil {
 			return 0, 0, err
 		}
 		start = time.Now()
@@ -248,23 +246,4 @@ func benchPipeline(ctx context.Context, brokers []string, specPath string, worke
 		return 0, 0, fmt.Errorf("only %d of %d windows arrived: %w", len(seen), sets, ctx.Err())
 	}
 	return elapsed, len(seen), nil
-}
-
-// waitReady polls a worker's /readyz.
-func waitReady(ctx context.Context, metricsAddr string) error {
-	url := "http://" + metricsAddr + "/readyz"
-	for {
-		resp, err := http.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return errors.New("worker never became ready")
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
 }

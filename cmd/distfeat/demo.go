@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"gonum.org/v1/gonum/stat"
 
 	"github.com/distfeat/distfeat/config"
 	"github.com/distfeat/distfeat/embedding"
@@ -416,27 +417,16 @@ func dot32(a, b []float32) float64 {
 	return s
 }
 
-// rSquared is the squared Pearson correlation.
+// rSquared is the squared Pearson correlation of x and y (0 when either is constant or there
+// are fewer than two pairs). With the exact kernel as one variable this is the R² of the
+// estimate's best linear fit, the quantity the papers report for their Gram experiments.
 func rSquared(x, y []float64) float64 {
-	n := float64(len(x))
-	if n < 2 {
+	if len(x) < 2 {
 		return 0
 	}
-	var mx, my float64
-	for i := range x {
-		mx += x[i]
-		my += y[i]
-	}
-	mx /= n
-	my /= n
-	var sxy, sxx, syy float64
-	for i := range x {
-		sxy += (x[i] - mx) * (y[i] - my)
-		sxx += (x[i] - mx) * (x[i] - mx)
-		syy += (y[i] - my) * (y[i] - my)
-	}
-	if sxx == 0 || syy == 0 {
+	r := stat.Correlation(x, y, nil)
+	if math.IsNaN(r) {
 		return 0
 	}
-	return sxy * sxy / (sxx * syy)
+	return r * r
 }

@@ -6,12 +6,10 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -114,27 +112,6 @@ func stopSoakWorker(w *soakWorker, sig syscall.Signal, timeout time.Duration) st
 		return strconv.Itoa(ee.ExitCode())
 	default:
 		return w.exitErr.Error()
-	}
-}
-
-// soakWaitReady polls the worker's /readyz until it is a member of a generation.
-func soakWaitReady(ctx context.Context, w *soakWorker) error {
-	client := &http.Client{Timeout: time.Second}
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+w.addr+"/readyz", nil)
-		if resp, err := client.Do(req); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return errors.New("never became ready")
-		case <-w.exited:
-			return fmt.Errorf("exited before becoming ready: %v", w.exitErr)
-		case <-time.After(50 * time.Millisecond):
-		}
 	}
 }
 

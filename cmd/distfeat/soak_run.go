@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -144,8 +145,11 @@ func (s *soakRun) startWorkers() error {
 	s.prog.update("waiting for %d workers to join", s.o.workers)
 	for _, w := range s.rep.workers {
 		rctx, rcancel := context.WithTimeout(s.ctx, time.Minute)
-		err := soakWaitReady(rctx, w)
+		err := waitReady(rctx, w.addr, w.exited)
 		rcancel()
+		if errors.Is(err, errExited) {
+			err = fmt.Errorf("%w: %v", err, w.exitErr)
+		}
 		if err != nil {
 			return fmt.Errorf("worker %s: %w\n%s", w.name, err, w.logs.lastLines(20))
 		}
