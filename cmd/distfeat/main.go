@@ -75,7 +75,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
-			if err := config.CheckEnvironment(os.Environ()); err != nil {
+			if err := config.CheckEnvironment(os.Environ()); err != nil && !isHelp(args[1:]) {
 				fmt.Fprintf(stderr, "distfeat %s: %v\n", c.name, err)
 				return 2
 			}
@@ -101,6 +101,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "distfeat: unknown command %q\n\n", args[0])
 	usage(stderr)
 	return 2
+}
+
+// isHelp reports whether args ask for a command's help (which works even with a bad
+// environment, so the user can read what the variables are called).
+func isHelp(args []string) bool {
+	return len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help")
 }
 
 // errUsage reports a command-line mistake already explained on stderr (exit code 2).

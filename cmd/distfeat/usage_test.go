@@ -118,4 +118,8 @@ func TestUnknownVariableRefused(t *testing.T) {
 	if code != 2 || !strings.Contains(errb.String(), "DISTFEAT_BROKER (did you mean DISTFEAT_BROKERS?)") {
 		t.Errorf("exit %d, stderr %q; want 2 naming DISTFEAT_BROKER and suggesting DISTFEAT_BROKERS", code, errb.String())
 	}
+	errb.Reset()
+	if code := run(context.Background(), []string{"worker", "-h"}, &out, &errb); code != 0 {
+		t.Errorf("worker -h with a bad environment: exit %d, want 0 (help must stay readable)", code)
+	}
 }
