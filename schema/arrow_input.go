@@ -298,6 +298,8 @@ func (d *arrowDecoder) add(rec arrow.Record) error {
 				return invalid(ReasonDecode, fmt.Sprintf("row %d: t %d is out of range", row, v))
 			case ms < 0 || v < 0:
 				return invalid(ReasonDecode, fmt.Sprintf("row %d: negative event time t %d", row, v))
+			case ms > MaxEventTime:
+				return invalid(ReasonDecode, fmt.Sprintf("row %d: t %d is after 9999-12-31T23:59:59.999Z (max %d ms)", row, v, int64(MaxEventTime)))
 			}
 			t = ms
 		}
@@ -429,8 +431,10 @@ func checkBatch(i int, b Batch, dim int) error {
 		return invalid(ReasonDim, fmt.Sprintf("batch %d: %d coordinates for %d points of dim %d", i, len(b.Points), b.N, dim))
 	case !utf8.ValidString(b.Set):
 		return invalid(ReasonDecode, fmt.Sprintf("batch %d: set ID is not valid UTF-8", i))
-	case b.EventTime < 0:
-		return invalid(ReasonDecode, fmt.Sprintf("batch %d: negative event time %d", i, b.EventTime))
+	case controlChar(b.Set) >= 0:
+		return invalid(ReasonDecode, fmt.Sprintf("batch %d: set ID contains the control character %U", i, controlChar(b.Set)))
+	case b.EventTime < 0 || b.EventTime > MaxEventTime:
+		return invalid(ReasonDecode, fmt.Sprintf("batch %d: event time %d outside [0, %d]", i, b.EventTime, int64(MaxEventTime)))
 	}
 	for j, v := range b.Points {
 		if math.IsNaN(v) || math.IsInf(v, 0) {

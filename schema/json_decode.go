@@ -333,9 +333,11 @@ func (d *jsonDecoder) millis() (int64, error) {
 	}
 	switch {
 	case overflow:
-		return 0, invalid(ReasonDecode, fmt.Sprintf("t: %s out of range", quoteTrunc(string(d.b[start:d.i]))))
+		return 0, invalid(ReasonDecode, fmt.Sprintf("t: %s out of range: after 9999-12-31T23:59:59.999Z (max %d)", quoteTrunc(string(d.b[start:d.i])), int64(MaxEventTime)))
 	case neg && v != 0:
 		return 0, invalid(ReasonDecode, fmt.Sprintf("t: negative event time %s", quoteTrunc(string(d.b[start:d.i]))))
+	case v > MaxEventTime:
+		return 0, invalid(ReasonDecode, fmt.Sprintf("t: %s ms is after 9999-12-31T23:59:59.999Z (max %d)", quoteTrunc(string(d.b[start:d.i])), int64(MaxEventTime)))
 	}
 	return int64(v), nil
 }
@@ -374,6 +376,9 @@ func (d *jsonDecoder) points(dim, maxPoints int) ([]float64, int, error) {
 				start := d.i
 				f, ok := d.number()
 				if !ok {
+					if lit := d.nonFiniteLiteral(); lit != "" {
+						return nil, 0, invalid(ReasonNonFinite, fmt.Sprintf("points[%d][%d]: %s is not a finite number", n, k, lit))
+					}
 					return nil, 0, d.syntaxf("points[%d][%d]: expected a number", n, k)
 				}
 				if math.IsInf(f, 0) {
@@ -417,6 +422,24 @@ func (d *jsonDecoder) points(dim, maxPoints int) ([]float64, int, error) {
 		}
 		return nil, 0, d.syntax("points: expected ',' or ']'")
 	}
+}
+
+// nonFiniteLiterals are the spellings of non-finite floats that JSON encoders emit when
+// asked to (Python's json, JSON5, Jackson's ALLOW_NON_NUMERIC_NUMBERS): not JSON, but plainly
+// a non-finite coordinate rather than a malformed record.
+var nonFiniteLiterals = [...]string{"NaN", "Infinity", "-Infinity", "+Infinity", "-NaN"}
+
+// nonFiniteLiteral returns the non-finite literal at d.i, followed by a JSON delimiter, or "".
+func (d *jsonDecoder) nonFiniteLiteral() string {
+	rest := d.b[d.i:]
+	for _, lit := range nonFiniteLiterals {
+		if bytes.HasPrefix(rest, []byte(lit)) {
+			if len(rest) == len(lit) || bytes.IndexByte([]byte(",] \t\r\n"), rest[len(lit)]) >= 0 {
+				return lit
+			}
+		}
+	}
+	return ""
 }
 
 // pow10 holds the exactly representable powers of ten used by the fast path of number.
