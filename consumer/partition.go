@@ -58,6 +58,7 @@ func (p *partition) newProcessor() error {
 		MaxMessageBytes:    w.cfg.MaxMessageBytes,
 		MaxPointsPerRecord: w.cfg.MaxPointsPerRecord,
 		AllowKeyless:       w.cfg.AllowKeyless,
+		MaxOutputBytes:     w.cfg.OutputBatchBytes,
 	}, w.emb, w.out, obs, w.clock)
 	if err != nil {
 		return err
@@ -229,7 +230,9 @@ drain:
 		})
 	}
 	res, err := p.proc.Process(p.recs...)
-	clear(p.fetched)
+	clear(p.fetched) // the reused buffers must not keep the records' values alive
+	clear(p.recs)
+	clear(p.hdrs)
 	if err != nil {
 		return fmt.Errorf("partition %d: %w", p.id, err)
 	}

@@ -114,7 +114,11 @@ func poisonCases(t *testing.T) []poisonCase {
 	csv.Headers = []Header{{Key: schema.HeaderContentType, Value: []byte("text/csv")}}
 	return []poisonCase{
 		{"malformed JSON", schema.ReasonDecode, jsonRec("bg", `{"points": [[0.1, 0.2]`)},
-		{"JSON NaN literal (not JSON)", schema.ReasonDecode, jsonRec("bg", `{"points": [[NaN, 0.2]]}`)},
+		{"JSON NaN literal", schema.ReasonNonFinite, jsonRec("bg", `{"points": [[NaN, 0.2]]}`)},
+		{"JSON -Infinity literal", schema.ReasonNonFinite, jsonRec("bg", `{"points": [[0.1, 0.2], [-Infinity, 0.2]]}`)},
+		{"key with NUL", schema.ReasonDecode, jsonRec("bg\x00", `{"points": [[0.1, 0.2]]}`)},
+		{"set with newline", schema.ReasonDecode, jsonRec("", `{"set": "bg\n", "points": [[0.1, 0.2]]}`)},
+		{"t at int64 max", schema.ReasonDecode, jsonRec("bg", `{"points": [[0.1, 0.2]], "t": 9223372036854775807}`)},
 		{"unknown JSON field", schema.ReasonDecode, jsonRec("bg", `{"points": [[0.1, 0.2]], "ends": true}`)},
 		{"truncated Arrow", schema.ReasonDecode, arrowRec("bg", truncArrow[:len(truncArrow)/2])},
 		{"unsupported content-type", schema.ReasonDecode, csv},

@@ -183,9 +183,9 @@ type stringColumn interface {
 	Value(i int) string
 }
 
+// add decodes one record batch: its coordinates into d.pts and its rows into runs.
 func (d *arrowDecoder) add(rec arrow.Record) error {
 	rows := int(rec.NumRows())
-	dim := d.o.Dim
 	if rows > d.o.MaxPoints-d.rows {
 		return invalid(ReasonTooLarge, fmt.Sprintf("more than %d points", d.o.MaxPoints))
 	}
@@ -195,6 +195,24 @@ func (d *arrowDecoder) add(rec arrow.Record) error {
 		}
 	}
 	// Coordinates first: they are the bulk, and checking them first bounds the allocation.
+	base := len(d.pts) / d.o.Dim
+	if err := d.addCoords(rec, rows); err != nil {
+		return err
+	}
+	cols, err := d.rowColumns(rec, rows)
+	if err != nil {
+		return err
+	}
+	if err := d.addRows(cols, rows, base); err != nil {
+		return err
+	}
+	d.rows += rows
+	return nil
+}
+
+// addCoords appends the batch's x coordinates to d.pts, refusing nulls and non-finite values.
+func (d *arrowDecoder) addCoords(rec arrow.Record, rows int) error {
+	dim := d.o.Dim
 	xl, ok := rec.Column(d.l.x).(*array.FixedSizeList)
 	if !ok {
 		return malformed("column x is not a fixed-size list")
@@ -224,11 +242,9 @@ func (d *arrowDecoder) add(rec arrow.Record) error {
 	dst := d.pts[base:]
 	switch c := child.(type) {
 	case *array.Float64:
-		src := c.Float64Values()[lo:hi]
-		copy(dst, src)
+		copy(dst, c.Float64Values()[lo:hi])
 	case *array.Float32:
-		src := c.Float32Values()[lo:hi]
-		for j, v := range src {
+		for j, v := range c.Float32Values()[lo:hi] {
 			dst[j] = float64(v)
 		}
 	default:
@@ -239,69 +255,95 @@ func (d *arrowDecoder) add(rec arrow.Record) error {
 			return invalid(ReasonNonFinite, fmt.Sprintf("row %d: x[%d] is %v", d.rows+j/dim, j%dim, v))
 		}
 	}
+	return nil
+}
 
-	sets, ok := rec.Column(d.l.set).(stringColumn)
-	if !ok {
-		return malformed("column set is not a string array")
+// rowCols are a record batch's per-row columns other than x.
+type rowCols struct {
+	sets     stringColumn
+	setNulls bool
+	ts       []int64           // t as int64 ms, or
+	tsT      []arrow.Timestamp // t as a timestamp
+	tCol     arrow.Array       // nil: no t column
+	tNull    bool
+	endCol   *array.Boolean // nil: no end column
+	endNull  bool
+}
+
+// rowColumns resolves the set, t and end columns of a record batch.
+func (d *arrowDecoder) rowColumns(rec arrow.Record, rows int) (rowCols, error) {
+	var c rowCols
+	var ok bool
+	if c.sets, ok = rec.Column(d.l.set).(stringColumn); !ok {
+		return c, malformed("column set is not a string array")
 	}
-	setNulls := sets.NullN() > 0
-	var (
-		ts      []int64
-		tsT     []arrow.Timestamp
-		tCol    arrow.Array
-		endCol  *array.Boolean
-		endNull bool
-	)
+	c.setNulls = c.sets.NullN() > 0
 	if d.l.t >= 0 {
-		tCol = rec.Column(d.l.t)
-		switch c := tCol.(type) {
+		c.tCol = rec.Column(d.l.t)
+		switch tc := c.tCol.(type) {
 		case *array.Int64:
-			ts = c.Int64Values()
+			c.ts = tc.Int64Values()
 		case *array.Timestamp:
-			tsT = c.TimestampValues()
+			c.tsT = tc.TimestampValues()
 		default:
-			return malformed("column t has unexpected array %T", tCol)
+			return c, malformed("column t has unexpected array %T", c.tCol)
 		}
-		if len(ts)+len(tsT) < rows {
-			return malformed("column t is shorter than its %d rows", rows)
+		if len(c.ts)+len(c.tsT) < rows {
+			return c, malformed("column t is shorter than its %d rows", rows)
 		}
+		c.tNull = c.tCol.NullN() > 0
 	}
 	if d.l.end >= 0 {
-		if endCol, ok = rec.Column(d.l.end).(*array.Boolean); !ok {
-			return malformed("column end is not a bool array")
+		if c.endCol, ok = rec.Column(d.l.end).(*array.Boolean); !ok {
+			return c, malformed("column end is not a bool array")
 		}
-		endNull = endCol.NullN() > 0
+		c.endNull = c.endCol.NullN() > 0
 	}
-	tNull := tCol != nil && tCol.NullN() > 0
+	return c, nil
+}
 
+// eventTime returns row r's event time in ms (the record timestamp when t is absent or null).
+func (d *arrowDecoder) eventTime(c *rowCols, r, row int) (int64, error) {
+	if c.tCol == nil || (c.tNull && c.tCol.IsNull(r)) {
+		return d.recordTimeMs, nil
+	}
+	v := int64(0)
+	if c.ts != nil {
+		v = c.ts[r]
+	} else {
+		v = int64(c.tsT[r])
+	}
+	ms, ok := toMillis(v, d.l.tUnit)
+	switch {
+	case !ok:
+		return 0, invalid(ReasonDecode, fmt.Sprintf("row %d: t %d is out of range", row, v))
+	case ms < 0 || v < 0:
+		return 0, invalid(ReasonDecode, fmt.Sprintf("row %d: negative event time t %d", row, v))
+	case ms > MaxEventTime:
+		return 0, invalid(ReasonDecode, fmt.Sprintf("row %d: t %d is after 9999-12-31T23:59:59.999Z (max %d ms)", row, v, int64(MaxEventTime)))
+	}
+	return ms, nil
+}
+
+// addRows groups the batch's rows into runs (continuing the last run of the previous batch):
+// a run ends at an `end` row or where the set or the event time changes. base is the index
+// of the batch's first point in d.pts.
+func (d *arrowDecoder) addRows(c rowCols, rows, base int) error {
 	var cur *run
 	if n := len(d.runs); n > 0 {
 		cur = &d.runs[n-1]
 	}
 	for r := 0; r < rows; r++ {
 		row := d.rows + r
-		if setNulls && sets.IsNull(r) {
+		if c.setNulls && c.sets.IsNull(r) {
 			return invalid(ReasonDecode, fmt.Sprintf("row %d: set is null", row))
 		}
-		set := sets.Value(r)
-		t := d.recordTimeMs
-		if tCol != nil && !(tNull && tCol.IsNull(r)) {
-			var v int64
-			if ts != nil {
-				v = ts[r]
-			} else {
-				v = int64(tsT[r])
-			}
-			ms, ok := toMillis(v, d.l.tUnit)
-			switch {
-			case !ok:
-				return invalid(ReasonDecode, fmt.Sprintf("row %d: t %d is out of range", row, v))
-			case ms < 0 || v < 0:
-				return invalid(ReasonDecode, fmt.Sprintf("row %d: negative event time t %d", row, v))
-			}
-			t = ms
+		set := c.sets.Value(r)
+		t, err := d.eventTime(&c, r, row)
+		if err != nil {
+			return err
 		}
-		end := endCol != nil && !(endNull && endCol.IsNull(r)) && endCol.Value(r)
+		end := c.endCol != nil && !(c.endNull && c.endCol.IsNull(r)) && c.endCol.Value(r)
 		if cur == nil || cur.end || set != cur.set || t != cur.t {
 			if cur == nil || set != cur.set {
 				if err := checkSet(fmt.Sprintf("row %d: ", row), set, d.key, d.o); err != nil {
@@ -312,13 +354,12 @@ func (d *arrowDecoder) add(rec arrow.Record) error {
 			} else {
 				set = cur.set
 			}
-			d.runs = append(d.runs, run{set: set, start: base/dim + r, t: t})
+			d.runs = append(d.runs, run{set: set, start: base + r, t: t})
 			cur = &d.runs[len(d.runs)-1]
 		}
 		cur.n++
 		cur.end = end
 	}
-	d.rows += rows
 	return nil
 }
 
@@ -429,8 +470,10 @@ func checkBatch(i int, b Batch, dim int) error {
 		return invalid(ReasonDim, fmt.Sprintf("batch %d: %d coordinates for %d points of dim %d", i, len(b.Points), b.N, dim))
 	case !utf8.ValidString(b.Set):
 		return invalid(ReasonDecode, fmt.Sprintf("batch %d: set ID is not valid UTF-8", i))
-	case b.EventTime < 0:
-		return invalid(ReasonDecode, fmt.Sprintf("batch %d: negative event time %d", i, b.EventTime))
+	case controlChar(b.Set) >= 0:
+		return invalid(ReasonDecode, fmt.Sprintf("batch %d: set ID contains the control character %U", i, controlChar(b.Set)))
+	case b.EventTime < 0 || b.EventTime > MaxEventTime:
+		return invalid(ReasonDecode, fmt.Sprintf("batch %d: event time %d outside [0, %d]", i, b.EventTime, int64(MaxEventTime)))
 	}
 	for j, v := range b.Points {
 		if math.IsNaN(v) || math.IsInf(v, 0) {

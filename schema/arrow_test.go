@@ -238,6 +238,10 @@ func TestDecodeArrowInvalid(t *testing.T) {
 		{"null x", "", writeStream(t, []arrowCol{{"set", strs("a", "a")}, {"x", xCol(f64, 2, []float64{1, 2}, nil)}}), DecodeOptions{}, ReasonDecode, "row 1: x is null"},
 		{"null coordinate", "", writeStream(t, []arrowCol{{"set", strs("a")}, {"x", xCol(f64, 2, []float64{1, nullCoord})}}), DecodeOptions{}, ReasonDecode, "row 0: x[1] is null"},
 		{"negative t", "", writeStream(t, []arrowCol{{"set", strs("a")}, {"x", okX(1)}, {"t", i64Col(ptr[int64](-1))}}), DecodeOptions{}, ReasonDecode, "negative"},
+		{"t after year 9999", "", writeStream(t, []arrowCol{{"set", strs("a")}, {"x", okX(1)}, {"t", i64Col(ptr[int64](MaxEventTime + 1))}}), DecodeOptions{}, ReasonDecode, "after 9999-12-31"},
+		{"t at int64 max", "", writeStream(t, []arrowCol{{"set", strs("a")}, {"x", okX(1)}, {"t", i64Col(ptr[int64](math.MaxInt64))}}), DecodeOptions{}, ReasonDecode, "after 9999-12-31"},
+		{"NUL in set", "", writeStream(t, []arrowCol{{"set", strs("a\x00")}, {"x", okX(1)}}), DecodeOptions{}, ReasonDecode, "control character U+0000"},
+		{"newline in set", "", writeStream(t, []arrowCol{{"set", strs("a", "a\n")}, {"x", okX(2)}}), DecodeOptions{}, ReasonDecode, "row 1: set ID"},
 		{"t seconds overflow", "", writeStream(t, []arrowCol{{"set", strs("a")}, {"x", okX(1)}, {"t", tsCol(arrow.Second, math.MaxInt64/10)}}), DecodeOptions{}, ReasonDecode, "out of range"},
 
 		{"list size", "", writeStream(t, []arrowCol{{"set", strs("a")}, {"x", xCol(f64, 3, []float64{1, 2, 3})}}), DecodeOptions{}, ReasonDim, "list size 3, want 2"},
@@ -281,6 +285,8 @@ func TestEncodeArrowInvalid(t *testing.T) {
 		{"empty set", 1, []Batch{{Points: []float64{1}, N: 1}}, ReasonDecode},
 		{"end marker without points", 1, []Batch{{Set: "a", End: true}}, ReasonDecode},
 		{"NaN", 1, []Batch{{Set: "a", Points: []float64{math.NaN()}, N: 1}}, ReasonNonFinite},
+		{"control character in set", 1, []Batch{{Set: "a\tb", Points: []float64{1}, N: 1}}, ReasonDecode},
+		{"t after year 9999", 1, []Batch{{Set: "a", Points: []float64{1}, N: 1, EventTime: MaxEventTime + 1}}, ReasonDecode},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

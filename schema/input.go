@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -15,6 +16,12 @@ const (
 	// ContentTypeArrow is an Arrow IPC stream input record (and every output record).
 	ContentTypeArrow = "application/vnd.apache.arrow.stream"
 )
+
+// MaxEventTime is the latest event time accepted (`t`, in ms since the epoch):
+// 9999-12-31T23:59:59.999Z, the last instant of the four-digit years of RFC 3339 and ISO 8601
+// timestamps. A later `t` is a decode error: no real event is that late, and the bound keeps
+// window arithmetic (window ends, session gaps, watermarks) far from int64 overflow.
+const MaxEventTime = 253_402_300_799_999
 
 // Defaults for DecodeOptions fields left at zero.
 const (
@@ -84,17 +91,19 @@ func (o DecodeOptions) resolve() (DecodeOptions, error) {
 // twice that in points), so a tiny hostile record cannot make it allocate gigabytes.
 //
 // JSON rules: the value is one object with only the fields "set" (string), "points" (array of
-// arrays of exactly Dim numbers), "t" (non-negative integer, ms) and "end" (bool); each may
-// be null or absent, meaning absent. Unknown or duplicate fields, trailing data, invalid
-// UTF-8 in the set ID and an empty set ID are decode errors; a point of the wrong length is
-// a dim error naming its index; a number overflowing float64 (e.g. 1e999) is nonfinite.
+// arrays of exactly Dim numbers), "t" (integer ms in [0, MaxEventTime]) and "end" (bool); each
+// may be null or absent, meaning absent. Unknown or duplicate fields, trailing data, invalid
+// UTF-8 or a control character in the set ID (or key) and an empty set ID are decode errors;
+// a point of the wrong length is a dim error naming its index; a number overflowing float64
+// (e.g. 1e999) and the non-JSON literals NaN, Infinity and -Infinity that some encoders emit
+// for non-finite floats are nonfinite.
 //
 // Arrow rules: columns `set` (utf8 or large_utf8, no nulls), `x`
 // (fixed_size_list<float32|float64>[Dim], no null lists or coordinates; another list size is
 // a dim error), optional `t` (int64 ms, or timestamp of any unit, converted to ms and floored;
-// null → recordTimeMs; negative → decode) and optional `end` (bool, null → false). Other
-// columns, dictionary batches and compressed bodies are decode errors, as are bytes after
-// the end-of-stream marker. A stream may hold several record batches; runs continue across
+// null → recordTimeMs; negative or after MaxEventTime → decode) and optional `end` (bool,
+// null → false). Other columns, dictionary batches and compressed bodies are decode errors,
+// as are bytes after the end-of-stream marker. A stream may hold several record batches; runs continue across
 // batch boundaries.
 func DecodeRecord(key, value []byte, contentType string, recordTimeMs int64, opt DecodeOptions) ([]Batch, error) {
 	o, err := opt.resolve()
@@ -151,11 +160,34 @@ func checkSet(where, set string, key []byte, o DecodeOptions) error {
 		return invalid(ReasonTooLarge, fmt.Sprintf("%sset ID is %d bytes, max %d", where, len(set), o.MaxSetBytes))
 	case !utf8.ValidString(set):
 		return invalid(ReasonDecode, fmt.Sprintf("%sset ID %s is not valid UTF-8", where, quoteTrunc(set)))
+	case controlChar(set) >= 0:
+		return invalid(ReasonDecode, fmt.Sprintf("%sset ID %s contains the control character %U (set IDs are printable text)",
+			where, quoteTrunc(set), controlChar(set)))
 	case len(key) > 0 && set != string(key):
 		return invalid(ReasonSetMismatch, fmt.Sprintf("%sset %s does not match record key %s",
 			where, quoteTrunc(set), quoteTrunc(string(key))))
 	}
 	return nil
+}
+
+// controlChar returns the first control character (Unicode category Cc: U+0000–U+001F,
+// U+007F–U+009F) in s, or -1. Set IDs with NUL, newlines or escape sequences break
+// line-oriented tools (kcat -f '%k\n', logs, terminals) and C-string consumers, so they are
+// refused at the door.
+func controlChar(s string) rune {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f {
+			return rune(c)
+		} else if c >= utf8.RuneSelf {
+			for _, r := range s[i:] {
+				if unicode.IsControl(r) {
+					return r
+				}
+			}
+			return -1
+		}
+	}
+	return -1
 }
 
 // quoteTrunc quotes s for an error detail, truncated to a readable length.

@@ -30,12 +30,7 @@ type jsonDecoder struct {
 
 func decodeJSON(key, value []byte, recordTimeMs int64, o DecodeOptions) (Batch, error) {
 	d := jsonDecoder{b: value}
-	var (
-		seen   int
-		set    string
-		hasSet bool
-		out    = Batch{EventTime: recordTimeMs}
-	)
+	f := jsonFields{out: Batch{EventTime: recordTimeMs}}
 	d.ws()
 	if !d.eat('{') {
 		if d.i >= len(d.b) {
@@ -46,67 +41,8 @@ func decodeJSON(key, value []byte, recordTimeMs int64, o DecodeOptions) (Batch, 
 	d.ws()
 	if !d.eat('}') {
 		for {
-			d.ws()
-			name, err := d.str()
-			if err != nil {
-				return Batch{}, d.syntax("expected a field name")
-			}
-			var bit int
-			switch string(name) {
-			case "set":
-				bit = fieldSet
-			case "points":
-				bit = fieldPoints
-			case "t":
-				bit = fieldT
-			case "end":
-				bit = fieldEnd
-			default:
-				return Batch{}, invalid(ReasonDecode, fmt.Sprintf("unknown field %s (want set, points, t, end)", quoteTrunc(string(name))))
-			}
-			if seen&bit != 0 {
-				return Batch{}, invalid(ReasonDecode, fmt.Sprintf("duplicate field %q", name))
-			}
-			seen |= bit
-			d.ws()
-			if !d.eat(':') {
-				return Batch{}, d.syntax("expected ':'")
-			}
-			d.ws()
-			if d.null() {
-				// null means absent.
-			} else {
-				switch bit {
-				case fieldSet:
-					s, err := d.str()
-					if err != nil {
-						return Batch{}, d.syntaxf("set: %v", err)
-					}
-					set, hasSet = string(s), true
-				case fieldPoints:
-					pts, n, err := d.points(o.Dim, o.MaxPoints)
-					if err != nil {
-						return Batch{}, err
-					}
-					if n > 0 {
-						out.Points, out.N = pts, n
-					}
-				case fieldT:
-					t, err := d.millis()
-					if err != nil {
-						return Batch{}, err
-					}
-					out.EventTime = t
-				case fieldEnd:
-					switch {
-					case d.lit("true"):
-						out.End = true
-					case d.lit("false"):
-						out.End = false
-					default:
-						return Batch{}, d.syntax("end: expected true, false or null")
-					}
-				}
+			if err := d.field(&f, o); err != nil {
+				return Batch{}, err
 			}
 			d.ws()
 			if d.eat(',') {
@@ -122,12 +58,97 @@ func decodeJSON(key, value []byte, recordTimeMs int64, o DecodeOptions) (Batch, 
 	if d.i != len(d.b) {
 		return Batch{}, d.syntax("unexpected data after the JSON object")
 	}
+	return f.batch(key, o)
+}
+
+// jsonFields is a JSON input record under decoding: the fields seen and their values.
+type jsonFields struct {
+	seen   int
+	set    string
+	hasSet bool
+	out    Batch
+}
+
+// field decodes one `"name": value` member into f.
+func (d *jsonDecoder) field(f *jsonFields, o DecodeOptions) error {
+	d.ws()
+	name, err := d.str()
+	if err != nil {
+		return d.syntax("expected a field name")
+	}
+	var bit int
+	switch string(name) {
+	case "set":
+		bit = fieldSet
+	case "points":
+		bit = fieldPoints
+	case "t":
+		bit = fieldT
+	case "end":
+		bit = fieldEnd
+	default:
+		return invalid(ReasonDecode, fmt.Sprintf("unknown field %s (want set, points, t, end)", quoteTrunc(string(name))))
+	}
+	if f.seen&bit != 0 {
+		return invalid(ReasonDecode, fmt.Sprintf("duplicate field %q", name))
+	}
+	f.seen |= bit
+	d.ws()
+	if !d.eat(':') {
+		return d.syntax("expected ':'")
+	}
+	d.ws()
+	if d.null() {
+		return nil // null means absent
+	}
+	return d.fieldValue(bit, f, o)
+}
+
+// fieldValue decodes the (non-null) value of the field bit into f.
+func (d *jsonDecoder) fieldValue(bit int, f *jsonFields, o DecodeOptions) error {
+	switch bit {
+	case fieldSet:
+		s, err := d.str()
+		if err != nil {
+			return d.syntaxf("set: %v", err)
+		}
+		f.set, f.hasSet = string(s), true
+	case fieldPoints:
+		pts, n, err := d.points(o.Dim, o.MaxPoints)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			f.out.Points, f.out.N = pts, n
+		}
+	case fieldT:
+		t, err := d.millis()
+		if err != nil {
+			return err
+		}
+		f.out.EventTime = t
+	case fieldEnd:
+		switch {
+		case d.lit("true"):
+			f.out.End = true
+		case d.lit("false"):
+			f.out.End = false
+		default:
+			return d.syntax("end: expected true, false or null")
+		}
+	}
+	return nil
+}
+
+// batch resolves the set ID from the value and the key and returns the decoded batch.
+func (f *jsonFields) batch(key []byte, o DecodeOptions) (Batch, error) {
+	out := f.out
 	switch {
-	case hasSet:
-		if err := checkSet("", set, key, o); err != nil {
+	case f.hasSet:
+		if err := checkSet("", f.set, key, o); err != nil {
 			return Batch{}, err
 		}
-		out.Set = set
+		out.Set = f.set
 	case len(key) == 0:
 		return Batch{}, invalid(ReasonDecode, `no set ID: the record key is empty and the value has no "set" field`)
 	default:
@@ -333,9 +354,11 @@ func (d *jsonDecoder) millis() (int64, error) {
 	}
 	switch {
 	case overflow:
-		return 0, invalid(ReasonDecode, fmt.Sprintf("t: %s out of range", quoteTrunc(string(d.b[start:d.i]))))
+		return 0, invalid(ReasonDecode, fmt.Sprintf("t: %s out of range: after 9999-12-31T23:59:59.999Z (max %d)", quoteTrunc(string(d.b[start:d.i])), int64(MaxEventTime)))
 	case neg && v != 0:
 		return 0, invalid(ReasonDecode, fmt.Sprintf("t: negative event time %s", quoteTrunc(string(d.b[start:d.i]))))
+	case v > MaxEventTime:
+		return 0, invalid(ReasonDecode, fmt.Sprintf("t: %s ms is after 9999-12-31T23:59:59.999Z (max %d)", quoteTrunc(string(d.b[start:d.i])), int64(MaxEventTime)))
 	}
 	return int64(v), nil
 }
@@ -374,6 +397,9 @@ func (d *jsonDecoder) points(dim, maxPoints int) ([]float64, int, error) {
 				start := d.i
 				f, ok := d.number()
 				if !ok {
+					if lit := d.nonFiniteLiteral(); lit != "" {
+						return nil, 0, invalid(ReasonNonFinite, fmt.Sprintf("points[%d][%d]: %s is not a finite number", n, k, lit))
+					}
 					return nil, 0, d.syntaxf("points[%d][%d]: expected a number", n, k)
 				}
 				if math.IsInf(f, 0) {
@@ -417,6 +443,24 @@ func (d *jsonDecoder) points(dim, maxPoints int) ([]float64, int, error) {
 		}
 		return nil, 0, d.syntax("points: expected ',' or ']'")
 	}
+}
+
+// nonFiniteLiterals are the spellings of non-finite floats that JSON encoders emit when
+// asked to (Python's json, JSON5, Jackson's ALLOW_NON_NUMERIC_NUMBERS): not JSON, but plainly
+// a non-finite coordinate rather than a malformed record.
+var nonFiniteLiterals = [...]string{"NaN", "Infinity", "-Infinity", "+Infinity", "-NaN"}
+
+// nonFiniteLiteral returns the non-finite literal at d.i, followed by a JSON delimiter, or "".
+func (d *jsonDecoder) nonFiniteLiteral() string {
+	rest := d.b[d.i:]
+	for _, lit := range nonFiniteLiterals {
+		if bytes.HasPrefix(rest, []byte(lit)) {
+			if len(rest) == len(lit) || bytes.IndexByte([]byte(",] \t\r\n"), rest[len(lit)]) >= 0 {
+				return lit
+			}
+		}
+	}
+	return ""
 }
 
 // pow10 holds the exactly representable powers of ten used by the fast path of number.

@@ -79,7 +79,19 @@ func TestDecodeJSONInvalid(t *testing.T) {
 		{"bare dot", "a", `{"points":[[.5,2]]}`, DecodeOptions{}, ReasonDecode, "points[0][0]"},
 		{"dot without digits", "a", `{"points":[[1.,2]]}`, DecodeOptions{}, ReasonDecode, "points[0][0]"},
 		{"plus sign", "a", `{"points":[[+1,2]]}`, DecodeOptions{}, ReasonDecode, "points[0][0]"},
-		{"NaN literal", "a", `{"points":[[NaN,2]]}`, DecodeOptions{}, ReasonDecode, "points[0][0]"},
+		{"NaN literal", "a", `{"points":[[NaN,2]]}`, DecodeOptions{}, ReasonNonFinite, "points[0][0]: NaN is not a finite number"},
+		{"Infinity literal", "a", `{"points":[[1,2],[3, Infinity ]]}`, DecodeOptions{}, ReasonNonFinite, "points[1][1]: Infinity"},
+		{"-Infinity literal", "a", `{"points":[[-Infinity,2]]}`, DecodeOptions{}, ReasonNonFinite, "points[0][0]: -Infinity"},
+		{"NaN-like word", "a", `{"points":[[NaNa,2]]}`, DecodeOptions{}, ReasonDecode, "points[0][0]: expected a number"},
+		{"lowercase nan", "a", `{"points":[[nan,2]]}`, DecodeOptions{}, ReasonDecode, "points[0][0]: expected a number"},
+		{"t after year 9999", "a", `{"t":253402300800000}`, DecodeOptions{}, ReasonDecode, "after 9999-12-31"},
+		{"t at int64 max", "a", `{"t":9223372036854775807}`, DecodeOptions{}, ReasonDecode, "after 9999-12-31"},
+		{"NUL in set", "", `{"set":"a\u0000b"}`, DecodeOptions{}, ReasonDecode, "control character U+0000"},
+		{"newline in set", "", `{"set":"a\nb"}`, DecodeOptions{}, ReasonDecode, "control character U+000A"},
+		{"C1 control in set", "", `{"set":"a\u0085"}`, DecodeOptions{}, ReasonDecode, "control character U+0085"},
+		{"newline in key", "a\nb", `{}`, DecodeOptions{}, ReasonDecode, "record key: set ID"},
+		{"NUL in key", "a\x00", `{}`, DecodeOptions{}, ReasonDecode, "control character U+0000"},
+		{"DEL in key", "a\x7f", `{}`, DecodeOptions{}, ReasonDecode, "control character U+007F"},
 		{"string coordinate", "a", `{"points":[["1",2]]}`, DecodeOptions{}, ReasonDecode, "points[0][0]"},
 		{"flat points", "a", `{"points":[1,2]}`, DecodeOptions{}, ReasonDecode, "points[0]: expected an array"},
 		{"points not array", "a", `{"points":{}}`, DecodeOptions{}, ReasonDecode, "points"},
@@ -157,14 +169,11 @@ func TestReasonOf(t *testing.T) {
 // it must be exact (bit-identical) on every valid JSON number.
 func TestDecodeJSONNumbers(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	var nums []string
-	for _, s := range []string{"0", "-0", "1", "-1", "0.5", "1e0", "1E+2", "1e-2", "123456789012345678",
+	nums := []string{"0", "-0", "1", "-1", "0.5", "1e0", "1E+2", "1e-2", "123456789012345678",
 		"1234567890123456789", "12345678901234567890", "9007199254740993", "9007199254740992",
 		"0.1", "0.30000000000000004", "1e22", "1e23", "1.7976931348623157e308", "4.9e-324",
 		"2.2250738585072014e-308", "0.000000000000000000000000000001", "100000000000000000000000",
-		"1.00000000000000000000000000001", "7.0e-10", "123.456e-7", "0.9405090880450124"} {
-		nums = append(nums, s)
-	}
+		"1.00000000000000000000000000001", "7.0e-10", "123.456e-7", "0.9405090880450124"}
 	for i := 0; i < 20000; i++ {
 		var v float64
 		switch i % 4 {
@@ -200,7 +209,7 @@ func TestJSONRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, dim := range []int{1, 2, 3, 7} {
 		for _, n := range []int{0, 1, 5, 300} {
-			b := randomBatch(rng, "set-\"é\"\n\x01", n, dim, int64(rng.IntN(1<<40)), n%2 == 0)
+			b := randomBatch(rng, "set-\"é\"\\/\u2028<&>", n, dim, int64(rng.IntN(1<<40)), n%2 == 0)
 			// Exercise extreme magnitudes too.
 			if n > 2 {
 				b.Points[0], b.Points[1] = 1e-300, -math.MaxFloat64
@@ -266,6 +275,24 @@ func TestDecodeJSONAllocationBound(t *testing.T) {
 		allocs := bytesAllocated(func() { _, _ = DecodeRecord([]byte("k"), []byte(value), "", 0, opt) })
 		if limit := uint64(jsonAllocFactor*len(value) + allocSlack); allocs > limit {
 			t.Errorf("decoding %d bytes allocated %d bytes, limit %d", len(value), allocs, limit)
+		}
+	}
+}
+
+// TestDecodeJSONEdgesAccepted: the limits of the t and set-ID rules are inclusive and
+// printable non-ASCII set IDs pass.
+func TestDecodeJSONEdgesAccepted(t *testing.T) {
+	for _, v := range []string{
+		`{"t":253402300799999}`,
+		`{"set":"ключ \u2028 € 🙂","points":[[1,2]]}`,
+		`{"set":"a b~","t":0}`,
+	} {
+		got, err := DecodeRecord(nil, []byte(v), "", 1, DecodeOptions{Dim: 2, MaxSetBytes: 0})
+		if v == `{"t":253402300799999}` {
+			got, err = DecodeRecord([]byte("k"), []byte(v), "", 1, DecodeOptions{Dim: 2})
+		}
+		if err != nil || len(got) != 1 {
+			t.Errorf("%s: %v", v, err)
 		}
 	}
 }

@@ -5,11 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 
@@ -22,16 +22,24 @@ import (
 // maxLineBytes bounds one JSON line (one whole set) for embed.
 const maxLineBytes = 256 << 20
 
+// errNoPoints marks an input line whose set has no points. The worker opens no window for
+// such a set and emits nothing (it counts end_without_window), so embed skips it as well.
+var errNoPoints = errors.New("no points")
+
 func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("embed", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	specPath := fs.String("spec", envOr("SPEC", ""), "feature spec JSON file (DISTFEAT_SPEC); empty: the built-in default")
 	in := fs.String("in", "-", "input JSON lines, one set per line (- for stdin)")
-	out := fs.String("out", "-", "output file (- for stdout)")
+	out := fs.String("out", "-", "output file (- for stdout); written to a temporary file and renamed on success")
 	format := fs.String("format", "jsonl", "output format: jsonl or arrow (one Arrow IPC stream)")
 	skip := fs.Bool("skip-invalid", false, "report invalid lines on stderr and continue")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "parallel finalisation workers (output order is input order)")
 	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "distfeat embed: unexpected argument %q: the input is --in FILE (or stdin)\n", fs.Arg(0))
 		return errUsage
 	}
 	if *format != "jsonl" && *format != "arrow" {
@@ -50,17 +58,18 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer closeIn()
-	w, closeOut, err := openOutput(*out, stdout)
+	w, commit, err := openOutput(*out, stdout)
 	if err != nil {
 		return err
 	}
 	sink, err := newFeatureSink(w, *format, spec, emb)
 	if err != nil {
+		_ = commit(false)
 		return err
 	}
 	prog := newProgress(stderr, "embed")
-	n, bad, err := embedLines(ctx, emb, r, sink, *workers, func(line int, err error) error {
-		if !*skip {
+	st, err := embedLines(ctx, emb, r, sink, *workers, func(line int, err error) error {
+		if !*skip && !errors.Is(err, errNoPoints) {
 			return fmt.Errorf("line %d: %w", line, err)
 		}
 		fmt.Fprintf(stderr, "line %d: skipped: %v\n", line, err)
@@ -70,14 +79,17 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if cerr := sink.Close(); err == nil {
 		err = cerr
 	}
-	if cerr := closeOut(); err == nil {
+	if err == nil && st.sets == 0 {
+		err = fmt.Errorf("nothing embedded (%d invalid lines, %d sets without points)", st.invalid, st.empty)
+	}
+	if cerr := commit(err == nil); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return err
 	}
-	if bad > 0 {
-		fmt.Fprintf(stderr, "embed: %d sets, %d invalid lines skipped\n", n, bad)
+	if st.invalid+st.empty > 0 {
+		fmt.Fprintf(stderr, "embed: %d sets, %d invalid lines and %d sets without points skipped\n", st.sets, st.invalid, st.empty)
 	}
 	return nil
 }
@@ -122,10 +134,18 @@ type embedJob struct {
 	doneCh chan struct{}
 }
 
+// embedStats counts what embedLines did with the input lines.
+type embedStats struct {
+	sets    int // feature records written
+	invalid int // lines rejected (and skipped, if onInvalid let the run continue)
+	empty   int // sets without points (errNoPoints), skipped
+}
+
 // embedLines computes one feature record per input line with a pool of workers, writing
-// results in input order. onInvalid decides whether a bad line stops the run.
+// results in input order. onInvalid decides whether a bad line (or a set without points,
+// errNoPoints) stops the run.
 func embedLines(ctx context.Context, emb *embedding.Embedder, r io.Reader, sink featureSink, workers int,
-	onInvalid func(line int, err error) error, onProgress func(sets int)) (sets, bad int, err error) {
+	onInvalid func(line int, err error) error, onProgress func(sets int)) (st embedStats, err error) {
 	if workers < 1 {
 		workers = 1
 	}
@@ -151,14 +171,18 @@ func embedLines(ctx context.Context, emb *embedding.Embedder, r io.Reader, sink 
 	for j := range ordered {
 		<-j.doneCh
 		if err == nil {
-			if j.err != nil {
-				bad++
+			switch {
+			case errors.Is(j.err, errNoPoints):
+				st.empty++
 				err = onInvalid(j.line, j.err)
-			} else if werr := sink.Write(j.rec); werr != nil {
-				err = werr
-			} else {
-				sets++
-				onProgress(sets)
+			case j.err != nil:
+				st.invalid++
+				err = onInvalid(j.line, j.err)
+			default:
+				if err = sink.Write(j.rec); err == nil {
+					st.sets++
+					onProgress(st.sets)
+				}
 			}
 			if err != nil {
 				cancel() // stop reading; drain what is in flight
@@ -175,7 +199,7 @@ func embedLines(ctx context.Context, emb *embedding.Embedder, r io.Reader, sink 
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err() // interrupted: the output is incomplete
 	}
-	return sets, bad, err
+	return st, err
 }
 
 // readLines sends each non-empty input line to the workers (jobs) and, in input order, to
@@ -216,6 +240,9 @@ func embedOne(emb *embedding.Embedder, specID string, line []byte) (schema.Featu
 		return schema.FeatureRecord{}, err
 	}
 	b := d.Batches[0]
+	if b.N == 0 {
+		return schema.FeatureRecord{}, fmt.Errorf("set %q: %w; the worker emits no window for it", b.Set, errNoPoints)
+	}
 	sk := emb.NewSketch()
 	sk.Add(d.Points)
 	closed := window.Closed[*embedding.Sketch]{Set: b.Set, Start: b.EventTime, End: b.EventTime, N: sk.Count(), Sketch: sk}
@@ -233,15 +260,34 @@ func openInput(path string) (io.Reader, func() error, error) {
 	return bufio.NewReaderSize(f, 1<<20), f.Close, nil
 }
 
-func openOutput(path string, stdout io.Writer) (io.Writer, func() error, error) {
+// openOutput returns the output writer and commit, which finishes it: for a file, the output
+// goes to a temporary file in the same directory that commit(true) syncs and renames to path,
+// and commit(false) removes, so a failed run never leaves a partial file that looks complete.
+func openOutput(path string, stdout io.Writer) (io.Writer, func(ok bool) error, error) {
 	if path == "-" || path == "" {
-		return stdout, func() error { return nil }, nil
+		return stdout, func(bool) error { return nil }, nil
 	}
-	f, err := os.Create(path)
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return nil, nil, err
 	}
-	return f, f.Close, nil
+	commit := func(ok bool) error {
+		var err error
+		if ok {
+			err = errors.Join(f.Sync(), f.Chmod(0o644))
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if ok && err == nil {
+			if err = os.Rename(f.Name(), path); err == nil {
+				return nil
+			}
+		}
+		_ = os.Remove(f.Name())
+		return err
+	}
+	return f, commit, nil
 }
 
 // envOr returns DISTFEAT_<name> or def.

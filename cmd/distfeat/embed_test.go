@@ -106,3 +106,82 @@ func checkVectors(t *testing.T, emb *embedding.Embedder, set string, pts []float
 		}
 	}
 }
+
+// TestEmbedFailFast: a positional argument is a usage error (embed reads --in or stdin);
+// a run that embeds nothing exits non-zero; a set without points is skipped with a note,
+// as the worker emits no window for it.
+func TestEmbedFailFast(t *testing.T) {
+	specPath, _ := writeSpec(t)
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"embed", "--spec", specPath, "pts.csv"}, &out, &errb); code != 2 ||
+		!strings.Contains(errb.String(), `"pts.csv"`) || !strings.Contains(errb.String(), "--in") {
+		t.Errorf("positional argument: exit %d, stderr %q; want exit 2 naming the argument and --in", code, errb.String())
+	}
+	cases := []struct {
+		name, input string
+		args        []string
+		code        int
+		stderr      string
+		sets        []string
+	}{
+		{"empty input", "", nil, 1, "nothing embedded", nil},
+		{"only blank lines", "\n\n", nil, 1, "nothing embedded", nil},
+		{"only invalid lines, skipped", "{\n[]\n", []string{"--skip-invalid"}, 1, "nothing embedded (2 invalid lines", nil},
+		{"only sets without points", `{"set":"e","points":[]}` + "\n" + `{"set":"f"}` + "\n", nil, 1, "2 sets without points", nil},
+		{"sets without points are skipped", `{"set":"e","points":[]}` + "\n" + `{"set":"a","points":[[0.1,0.2]]}` + "\n", nil, 0,
+			"line 1: skipped: set \"e\": no points", []string{"a"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, tc.input, append([]string{"embed", "--spec", specPath}, tc.args...)...)
+			if code != tc.code || !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr, tc.code, tc.stderr)
+			}
+			var sets []string
+			for _, l := range strings.Split(strings.TrimSpace(stdout), "\n") {
+				var fl schema.FeatureLine
+				if l != "" && json.Unmarshal([]byte(l), &fl) == nil {
+					sets = append(sets, fl.Set)
+				}
+			}
+			if strings.Join(sets, ",") != strings.Join(tc.sets, ",") {
+				t.Errorf("emitted sets %v, want %v", sets, tc.sets)
+			}
+		})
+	}
+}
+
+// TestEmbedOutputFile: --out is written whole or not at all: a failed run leaves no file
+// (and no temporary file) behind, a successful one the complete output and nothing else.
+func TestEmbedOutputFile(t *testing.T) {
+	specPath, _ := writeSpec(t)
+	for _, format := range []string{"jsonl", "arrow"} {
+		dir := t.TempDir()
+		outPath := filepath.Join(dir, "features."+format)
+		code, _, stderr := runCLI(t, embedInput, "embed", "--spec", specPath, "--format", format, "--out", outPath)
+		if code == 0 {
+			t.Fatalf("%s: a bad line without --skip-invalid exited 0", format)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+			t.Errorf("%s: failed run left %d files (%s) in the output directory; stderr %q", format, len(ents), ents[0].Name(), stderr)
+		}
+		if code, _, stderr = runCLI(t, embedInput, "embed", "--spec", specPath, "--format", format, "--out", outPath, "--skip-invalid"); code != 0 {
+			t.Fatalf("%s: exit %d: %s", format, code, stderr)
+		}
+		data, err := os.ReadFile(outPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := strings.Count(string(data), "\n")
+		if format == "arrow" {
+			recs, _, err := schema.DecodeFeatures(data)
+			if err != nil {
+				t.Fatalf("arrow file: %v", err)
+			}
+			n = len(recs)
+		}
+		if ents, _ := os.ReadDir(dir); n != 2 || len(ents) != 1 {
+			t.Errorf("%s: %d records in the file and %d files in the directory, want 2 and 1", format, n, len(ents))
+		}
+	}
+}
