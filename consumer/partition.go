@@ -58,6 +58,7 @@ func (p *partition) newProcessor() error {
 		MaxMessageBytes:    w.cfg.MaxMessageBytes,
 		MaxPointsPerRecord: w.cfg.MaxPointsPerRecord,
 		AllowKeyless:       w.cfg.AllowKeyless,
+		MaxOutputBytes:     w.cfg.OutputBatchBytes,
 	}, w.emb, w.out, obs, w.clock)
 	if err != nil {
 		return err

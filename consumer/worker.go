@@ -26,6 +26,7 @@ import (
 
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/metrics"
+	"github.com/distfeat/distfeat/processor"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/window"
 )
@@ -55,8 +56,9 @@ type Config struct {
 	FlushInterval time.Duration
 	// FlushMessages is the number of pending output messages that triggers a write. Default 256.
 	FlushMessages int
-	// OutputBatchBytes bounds one produce request per partition (kafka-go BatchBytes). It must
-	// stay below the broker's message.max.bytes (1 MiB by default). Default 1,000,000.
+	// OutputBatchBytes bounds one produce request per partition (kafka-go BatchBytes), and
+	// so every output record: dead letters are cut to fit it. It must stay below the broker's
+	// message.max.bytes (1 MiB by default). Default 1,000,000; at least 8 KiB.
 	OutputBatchBytes int
 	// MaxInFlight is the number of unacknowledged output batches per partition before the
 	// partition stops reading (back-pressure). Default 4.
@@ -152,6 +154,9 @@ func NewWorker(cfg Config, emb *embedding.Embedder, out *schema.Output, m *metri
 	}
 	if err := cfg.Window.Validate(); err != nil {
 		return nil, fmt.Errorf("consumer: %w", err)
+	}
+	if cfg.OutputBatchBytes < processor.MinOutputBytes {
+		return nil, fmt.Errorf("consumer: OutputBatchBytes %d is below the minimum %d", cfg.OutputBatchBytes, processor.MinOutputBytes)
 	}
 	if emb == nil || out == nil || m == nil {
 		return nil, errors.New("consumer: embedder, output and metrics are required")

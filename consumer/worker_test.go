@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -333,5 +334,33 @@ func TestGracefulLeaveRebalancesOnce(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	if got := testutilCounter(stay.metrics.Rebalances) - before; got != 1 {
 		t.Errorf("the remaining worker went through %v rebalances after a clean leave, want 1", got)
+	}
+}
+
+// TestOversizedDeadLetterDoesNotStall is issue 9's reproduction: with the worker's input limit
+// at 1,000,000 bytes, a 1,005,000-byte JSON record (under the broker's limit) is too_large,
+// and its dead letter with the original value would exceed the writer's 1,000,000-byte limit
+// and be retried forever, holding every set behind it on the partition. The dead letter
+// must be cut to fit (value-truncated, value-bytes) and every valid set after it delivered.
+func TestOversizedDeadLetterDoesNotStall(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting
+	h := newHarness(t, 1, smallSpec)
+	features := h.collect(h.env.Features)
+	dlq := h.collect(h.env.DLQ)
+	cfg := h.config("oversized-dlq", window.Config{})
+	cfg.MaxMessageBytes = 1_000_000
+	h.start(cfg, nil)
+
+	big := []byte(`{"points":[` + strings.Repeat(`[0.5,0.5],`, 100_500)) // 1,005,011 bytes, not even valid JSON
+	h.produceRaw(kafka.Message{Key: []byte("big"), Value: big})
+	sets := randomSets(61, "after", 5, 20, 1)
+	h.produce("json", 100, sets...)
+	h.checkAllWindows(t, features, 30*time.Second, sets)
+	dl := dlq.waitFor(t, 10*time.Second, "the dead letter", func(m []kafka.Message) bool { return len(m) >= 1 })
+	m := dl[0]
+	if headerOf(m, schema.HeaderError) != schema.ReasonTooLarge || headerOf(m, schema.HeaderValueTruncated) != "true" ||
+		headerOf(m, schema.HeaderValueBytes) != strconv.Itoa(len(big)) || !bytes.HasPrefix(big, m.Value) || len(m.Value) >= len(big) {
+		t.Errorf("dead letter: error %q, value-truncated %q, value-bytes %q, %d-byte value; want too_large, cut to a prefix, original size %d",
+			headerOf(m, schema.HeaderError), headerOf(m, schema.HeaderValueTruncated), headerOf(m, schema.HeaderValueBytes), len(m.Value), len(big))
 	}
 }

@@ -37,9 +37,16 @@ type Config struct {
 	// when every set's records reach one partition anyway (a one-partition topic, or a
 	// producer that partitions by set itself).
 	AllowKeyless bool
+	// MaxOutputBytes is the largest output record the caller's writer and the broker accept
+	// (the consumer passes its writer's BatchBytes). Dead letters are cut to fit it (see
+	// schema.HeaderValueTruncated). Default 1,000,000; at least MinOutputBytes.
+	MaxOutputBytes int
 }
 
 func (c *Config) setDefaults() {
+	if c.MaxOutputBytes == 0 {
+		c.MaxOutputBytes = 1_000_000
+	}
 	if c.MaxMessageBytes <= 0 {
 		c.MaxMessageBytes = 1 << 20
 	}
@@ -95,6 +102,9 @@ func New(cfg Config, emb *embedding.Embedder, out *schema.Output, obs Observer, 
 	cfg.setDefaults()
 	if emb == nil || out == nil {
 		return nil, errors.New("processor: embedder and output are required")
+	}
+	if cfg.MaxOutputBytes < MinOutputBytes {
+		return nil, fmt.Errorf("processor: MaxOutputBytes %d is below the minimum %d", cfg.MaxOutputBytes, MinOutputBytes)
 	}
 	if obs == nil {
 		obs = NopObserver{}

@@ -24,4 +24,16 @@ const (
 	// HeaderSourceOffset is the offset (decimal) of the record a dead letter stands for:
 	// with the topic and partition it locates the original.
 	HeaderSourceOffset = "source-offset"
+
+	// HeaderValueTruncated is "true" on a dead letter whose value was cut to fit the output
+	// message limit: the value is then a prefix of the original (possibly empty).
+	HeaderValueTruncated = "value-truncated"
+	// HeaderValueBytes is the original value's length (decimal) on a truncated dead letter.
+	HeaderValueBytes = "value-bytes"
+	// HeaderKeyTruncated is "true" on a dead letter whose key was cut to fit the output
+	// message limit (only for keys of hundreds of kilobytes).
+	HeaderKeyTruncated = "key-truncated"
+	// HeaderHeadersDropped is the number (decimal) of original headers left off a dead
+	// letter because they alone would not fit the output message limit.
+	HeaderHeadersDropped = "headers-dropped"
 )
