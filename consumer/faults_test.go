@@ -184,6 +184,11 @@ func (h *harness) checkAllWindows(t *testing.T, features *collector, timeout tim
 // control function (other topics, and every request once blocked is false, go through).
 // It returns a counter of the requests it failed.
 func blockOutput(b *testbroker.Broker, topic string, blocked *atomic.Bool) *atomic.Int64 {
+	return failOutput(b, topic, blocked, kafka.NotEnoughReplicas)
+}
+
+// failOutput is blockOutput answering with the given Kafka error code.
+func failOutput(b *testbroker.Broker, topic string, blocked *atomic.Bool, code kafka.Error) *atomic.Int64 {
 	var failed atomic.Int64
 	c := b.Cluster()
 	c.ControlKey(int16(kmsg.Produce), func(req kmsg.Request) (kmsg.Response, error, bool) {
@@ -207,7 +212,7 @@ func blockOutput(b *testbroker.Broker, topic string, blocked *atomic.Bool) *atom
 			for _, p := range tp.Partitions {
 				rp := kmsg.NewProduceResponseTopicPartition()
 				rp.Partition = p.Partition
-				rp.ErrorCode = int16(kafka.NotEnoughReplicas)
+				rp.ErrorCode = int16(code)
 				rp.BaseOffset = -1
 				rt.Partitions = append(rt.Partitions, rp)
 			}
@@ -230,10 +235,10 @@ func TestBrokerDownAtStartup(t *testing.T) {
 	logs := newLogCounter(testLogger(t).Handler())
 	rw := h.startLogged(h.config("down-at-start", window.Config{}), nil, slog.New(logs))
 
-	// 1.5 s without a broker: the worker's join back-off starts at 200 ms and doubles, and
-	// kafka-go waits JoinGroupBackoff (500 ms) between attempts, so ≥ 2 failed joins are
-	// logged by then (3 in practice).
-	const retrying = "consumer group: cannot join yet, retrying"
+	// 1.5 s without a broker: the worker first checks that its topics exist, with a back-off
+	// that starts at 200 ms and doubles, so ≥ 2 failed attempts are logged by then (3–4 in
+	// practice).
+	const retrying = "cannot check the topics yet, retrying"
 	deadline := time.Now().Add(1500 * time.Millisecond)
 	for time.Now().Before(deadline) {
 		if rw.w.Ready() {
@@ -248,7 +253,7 @@ func TestBrokerDownAtStartup(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if n := logs.count(retrying); n < 2 {
-		t.Fatalf("%d join retries logged in 1.5 s without a broker, want ≥ 2", n)
+		t.Fatalf("%d retries logged in 1.5 s without a broker, want ≥ 2", n)
 	}
 
 	startBroker(t, testbroker.Options{Addr: addr, Partitions: 2})

@@ -2,8 +2,6 @@ package consumer
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -37,6 +35,9 @@ type pipeline struct {
 	cancel    context.CancelFunc
 	done      chan struct{}
 
+	label     string // partition label of the metrics
+	stallKind string // "" or the kind of the current output failure (writer goroutine only)
+
 	mu       sync.Mutex
 	inflight []*outBatch           // submitted, not yet acknowledged, in order
 	acked    processor.CommitPoint // commit position of the last acknowledged batch
@@ -47,7 +48,7 @@ type pipeline struct {
 func newPipeline(w *Worker, partition int, maxInFlight int) *pipeline {
 	ctx, cancel := context.WithCancel(context.Background())
 	pl := &pipeline{
-		w: w, partition: partition,
+		w: w, partition: partition, label: partitionLabel(partition),
 		queue: make(chan *outBatch, maxInFlight),
 		ctx:   ctx, cancel: cancel, done: make(chan struct{}),
 	}
@@ -109,6 +110,10 @@ func (pl *pipeline) drain(ctx context.Context) error {
 func (pl *pipeline) close() {
 	pl.cancel()
 	<-pl.done
+	if pl.stallKind != "" {
+		pl.w.metrics.OutputStalled.DeleteLabelValues(pl.label, pl.stallKind)
+		pl.w.stalls.clear(pl.partition)
+	}
 }
 
 func (pl *pipeline) loop() {
@@ -131,6 +136,10 @@ func (pl *pipeline) loop() {
 }
 
 // write retries until every message of b is acknowledged; false if the pipeline closed first.
+// A failed attempt is classified (outfail.go): retriable failures are retried with a back-off
+// up to 5 s, permanent ones every Config.PermanentRetry; either way the partition's output counts as
+// stalled (the worker is not ready, distfeat_output_stalled is 1, a log line says why and
+// what to change) until the batch is through. Nothing is dropped.
 func (pl *pipeline) write(b *outBatch) bool {
 	w := pl.w
 	msgs := b.msgs
@@ -140,53 +149,67 @@ func (pl *pipeline) write(b *outBatch) bool {
 		err := w.writer.WriteMessages(pl.ctx, msgs...)
 		now := time.Now()
 		if err == nil {
-			for _, end := range ends {
-				if end >= 0 {
-					w.metrics.EmitLatency.Observe(now.Sub(time.UnixMilli(end)).Seconds())
-				}
-			}
+			pl.observeLatency(now, ends)
+			pl.flowing()
 			return true
 		}
 		if pl.ctx.Err() != nil {
 			return false
 		}
+		var acked []int64
+		var f outputFailure
+		msgs, ends, acked, f = classifyWrite(err, msgs, ends)
+		pl.observeLatency(now, acked)
 		w.metrics.ProduceErrors.Inc()
-		// Retry only the messages that failed; the others are acknowledged.
-		var werrs kafka.WriteErrors
-		summary := err
-		if errors.As(err, &werrs) && len(werrs) == len(msgs) {
-			summary = writeErrorSummary(werrs)
-			var retryMsgs []kafka.Message
-			var retryEnds []int64
-			for i, e := range werrs {
-				if e != nil {
-					retryMsgs = append(retryMsgs, msgs[i])
-					retryEnds = append(retryEnds, ends[i])
-				} else if ends[i] >= 0 {
-					w.metrics.EmitLatency.Observe(now.Sub(time.UnixMilli(ends[i])).Seconds())
-				}
-			}
-			msgs, ends = retryMsgs, retryEnds
-		}
+		w.metrics.OutputErrors.WithLabelValues(f.topic, f.code).Inc()
 		d := bo.next()
-		w.log.Warn("output write failed, retrying", "partition", pl.partition, "messages", len(msgs), "err", summary, "retry_in", d)
+		if f.kind == failPermanent {
+			d = w.cfg.PermanentRetry
+		}
+		pl.stalled(f, len(msgs), d)
 		if !sleep(pl.ctx, d) {
 			return false
 		}
 	}
 }
 
-// writeErrorSummary condenses kafka-go's per-message errors into one line.
-func writeErrorSummary(werrs kafka.WriteErrors) error {
-	var first error
-	failed := 0
-	for _, e := range werrs {
-		if e != nil {
-			failed++
-			if first == nil {
-				first = e
-			}
+// observeLatency records the emit latency of acknowledged feature records.
+func (pl *pipeline) observeLatency(now time.Time, ends []int64) {
+	for _, end := range ends {
+		if end >= 0 {
+			pl.w.metrics.EmitLatency.Observe(now.Sub(time.UnixMilli(end)).Seconds())
 		}
 	}
-	return fmt.Errorf("%d of %d messages failed, first: %w", failed, len(werrs), first)
+}
+
+// stalled reports a failed write: the partition's stall state and gauge, and a log line
+// (an error with the remedy for a permanent failure, a warning otherwise).
+func (pl *pipeline) stalled(f outputFailure, pending int, retryIn time.Duration) {
+	w := pl.w
+	if pl.stallKind != f.kind {
+		if pl.stallKind != "" {
+			w.metrics.OutputStalled.DeleteLabelValues(pl.label, pl.stallKind)
+		}
+		pl.stallKind = f.kind
+		w.stalls.set(pl.partition, f.kind)
+		w.metrics.OutputStalled.WithLabelValues(pl.label, f.kind).Set(1)
+	}
+	attrs := []any{"partition", pl.partition, "topic", f.topic, "error", f.code, "kind", f.kind,
+		"messages", pending, "err", f.err, "retry_in", retryIn, "action", w.remedy(f)}
+	if f.kind == failPermanent {
+		w.log.Error("output write failed permanently: partition stalled, worker not ready", attrs...)
+		return
+	}
+	w.log.Warn("output write failed, retrying: worker not ready until output flows", attrs...)
+}
+
+// flowing clears the stall state after a successful write.
+func (pl *pipeline) flowing() {
+	if pl.stallKind == "" {
+		return
+	}
+	pl.w.metrics.OutputStalled.DeleteLabelValues(pl.label, pl.stallKind)
+	pl.w.stalls.clear(pl.partition)
+	pl.w.log.Info("output flowing again", "partition", pl.partition, "after", pl.stallKind)
+	pl.stallKind = ""
 }

@@ -63,6 +63,10 @@ type Config struct {
 	// MaxInFlight is the number of unacknowledged output batches per partition before the
 	// partition stops reading (back-pressure). Default 4.
 	MaxInFlight int
+	// PermanentRetry is how often an output write that failed permanently (a record over
+	// the broker's size limit, a deleted topic, missing authorisation) is tried again while
+	// the partition waits for the operator's fix. Default 30 s.
+	PermanentRetry time.Duration
 	// ShutdownTimeout bounds the final flush and commit on shutdown. Default 20 s.
 	ShutdownTimeout time.Duration
 	// SessionTimeout and HeartbeatInterval of the consumer group. Defaults 10 s and 1 s.
@@ -111,6 +115,9 @@ func (c *Config) setDefaults() {
 	if c.MaxInFlight <= 0 {
 		c.MaxInFlight = 4
 	}
+	if c.PermanentRetry <= 0 {
+		c.PermanentRetry = permanentRetry
+	}
 	if c.ShutdownTimeout <= 0 {
 		c.ShutdownTimeout = 20 * time.Second
 	}
@@ -141,6 +148,7 @@ type Worker struct {
 	finalizeSeconds map[string]prometheus.Observer // finalize_seconds{family}, resolved once
 
 	ready   atomic.Bool
+	stalls  stalls         // partitions whose output is failing
 	running sync.WaitGroup // partition functions started in generations
 	settled sync.WaitGroup // partition functions that have not finished their own work yet
 	gauges  gauges
@@ -156,10 +164,13 @@ func NewWorker(cfg Config, emb *embedding.Embedder, out *schema.Output, m *metri
 		return nil, fmt.Errorf("consumer: %w", err)
 	}
 	if cfg.OutputBatchBytes < processor.MinOutputBytes {
-		return nil, fmt.Errorf("consumer: OutputBatchBytes %d is below the minimum %d", cfg.OutputBatchBytes, processor.MinOutputBytes)
+		return nil, fmt.Errorf("consumer: DISTFEAT_MAX_OUTPUT_BYTES %d is below the minimum %d", cfg.OutputBatchBytes, processor.MinOutputBytes)
 	}
 	if emb == nil || out == nil || m == nil {
 		return nil, errors.New("consumer: embedder, output and metrics are required")
+	}
+	if err := checkFeatureSize(emb, out, cfg.OutputBatchBytes); err != nil {
+		return nil, err
 	}
 	if log == nil {
 		log = slog.Default()
@@ -193,13 +204,31 @@ func NewWorker(cfg Config, emb *embedding.Embedder, out *schema.Output, m *metri
 	return w, nil
 }
 
-// Ready reports whether the worker is a member of a group generation.
-func (w *Worker) Ready() bool { return w.ready.Load() }
+// Ready reports whether the worker is a member of a group generation and every partition's
+// output is flowing (see NotReadyReason).
+func (w *Worker) Ready() bool { return w.NotReadyReason() == "" }
+
+// NotReadyReason is "" when the worker is ready, else why not: not a member of a consumer
+// group generation, or output failing on some partitions (a missing or unwritable topic, a
+// record over a size limit, a broker refusing writes). The worker recovers by itself once
+// output flows again; /readyz serves this text.
+func (w *Worker) NotReadyReason() string {
+	if !w.ready.Load() {
+		return "not a member of a consumer-group generation"
+	}
+	return w.stalls.describe()
+}
 
 // Run consumes until ctx is cancelled, then stops fetching, flushes acknowledged output,
 // commits, leaves the group and returns nil. Broker outages are retried with back-off.
 func (w *Worker) Run(ctx context.Context) error {
 	defer w.writer.Close()
+	if err := w.checkTopics(ctx); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
 	group, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
 		ID:                w.cfg.Group,
 		Brokers:           w.cfg.Brokers,

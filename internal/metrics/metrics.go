@@ -40,6 +40,12 @@ type Metrics struct {
 	Rebalances prometheus.Counter
 	// ProduceErrors counts failed writes to the output or dead-letter topics.
 	ProduceErrors prometheus.Counter
+	// OutputErrors counts failed output writes by topic and error (the Kafka error name, or
+	// "network"), so an alert can tell a missing topic from an oversized record.
+	OutputErrors *prometheus.CounterVec
+	// OutputStalled is 1 per partition whose output is failing, labelled with the kind of
+	// failure (retriable, permanent); while any is 1 the worker's /readyz fails.
+	OutputStalled *prometheus.GaugeVec
 	// SketchBytes is the memory held by open windows' sketches.
 	SketchBytes prometheus.Gauge
 	// DeadLetters counts records written to the dead-letter topic.
@@ -109,8 +115,15 @@ func New(reg prometheus.Registerer, version string) *Metrics {
 			Name: "distfeat_build_info", Help: "Always 1; labelled with the build.",
 		}, []string{"version", "goversion"}),
 	}
+	m.OutputErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "distfeat_output_errors_total", Help: "Failed output writes by topic and error (Kafka error name, or network).",
+	}, []string{"topic", "error"})
+	m.OutputStalled = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "distfeat_output_stalled", Help: "1 while a partition's output is failing, by kind (retriable, permanent); the worker is not ready meanwhile.",
+	}, []string{"partition", "reason"})
 	m.BuildInfo.WithLabelValues(version, runtime.Version()).Set(1)
 	if reg != nil {
+		reg.MustRegister(m.OutputErrors, m.OutputStalled)
 		reg.MustRegister(m.Points, m.PointsClipped, m.Records, m.RecordsInvalid, m.EndWithoutWindow,
 			m.WindowsOpen, m.WindowsEmitted, m.WindowPoints, m.FinalizeSeconds, m.EmitLatency,
 			m.ConsumerLag, m.CommittedOffset, m.CommitDeferred, m.Rebalances, m.ProduceErrors,
