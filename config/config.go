@@ -36,6 +36,8 @@ type Config struct {
 	MaxMessageBytes int
 	MaxOutputBytes  int
 
+	ResetCheckpoints bool
+
 	SessionTimeout time.Duration
 	CommitInterval time.Duration
 

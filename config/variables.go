@@ -96,6 +96,8 @@ func variables() []Variable {
 			func(c *Config) *int { return &c.MaxMessageBytes }),
 		integer("MAX_OUTPUT_BYTES", "1000000", "bytes", "largest output record and produce request; keep it below the broker's message.max.bytes (dead letters are cut to fit it)",
 			func(c *Config) *int { return &c.MaxOutputBytes }),
+		boolean("RESET_CHECKPOINTS", "start even if the group's committed checkpoints were written under another spec or window mode (resume from the committed offsets without replay suppression); set it for one start",
+			func(c *Config) *bool { return &c.ResetCheckpoints }),
 		dur("SESSION_TIMEOUT", "10s", "consumer-group session timeout (heartbeats every tenth of it)", func(c *Config) *time.Duration { return &c.SessionTimeout }),
 		dur("COMMIT_INTERVAL", "1s", "how often each partition commits its safe offset", func(c *Config) *time.Duration { return &c.CommitInterval }),
 		str("METRICS_ADDR", ":9464", "host:port", "serves /metrics, /healthz and /readyz; the default listens on every interface (container convention), set 127.0.0.1:9464 to keep it local",

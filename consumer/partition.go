@@ -64,7 +64,11 @@ func (p *partition) newProcessor() error {
 		return err
 	}
 	if err := proc.Restore(p.lastMeta, max(p.start, 0)); err != nil {
-		w.log.Warn("starting without replay suppression", "partition", p.id, "err", err)
+		if !w.cfg.ResetCheckpoints {
+			return &fatalError{fmt.Errorf("consumer: partition %d: %w; the group %q was run with another DISTFEAT_WINDOW or DISTFEAT_SPEC: restore them, use a new DISTFEAT_GROUP, or start once with DISTFEAT_RESET_CHECKPOINTS=true to resume from the committed offsets without replay suppression",
+				p.id, err, w.cfg.Group)}
+		}
+		w.log.Warn("DISTFEAT_RESET_CHECKPOINTS: ignoring the committed checkpoint, starting without replay suppression", "partition", p.id, "err", err)
 	}
 	p.proc = proc
 	if p.start >= 0 {

@@ -75,6 +75,12 @@ type Config struct {
 	// RebalanceTimeout is how long the coordinator waits for members to rejoin. Default 10 s.
 	RebalanceTimeout time.Duration
 
+	// ResetCheckpoints lets a worker start on a group whose committed checkpoints were
+	// written under another spec or window mode: such partitions restart from the committed
+	// offset without replay suppression (windows after it are emitted again, computed the
+	// new way). Without it, Run fails on them (processor.ErrCheckpointMismatch).
+	ResetCheckpoints bool
+
 	// Dialer (TLS/SASL) is used by the consumer group and readers; Transport by the writer
 	// and the offset client. Nil: plain TCP.
 	Dialer    *kafka.Dialer
@@ -148,9 +154,10 @@ type Worker struct {
 	finalizeSeconds map[string]prometheus.Observer // finalize_seconds{family}, resolved once
 
 	ready   atomic.Bool
-	stalls  stalls         // partitions whose output is failing
-	running sync.WaitGroup // partition functions started in generations
-	settled sync.WaitGroup // partition functions that have not finished their own work yet
+	fail    context.CancelCauseFunc // stops Run with an error (set by Run before any partition starts)
+	stalls  stalls                  // partitions whose output is failing
+	running sync.WaitGroup          // partition functions started in generations
+	settled sync.WaitGroup          // partition functions that have not finished their own work yet
 	gauges  gauges
 }
 
@@ -221,8 +228,13 @@ func (w *Worker) NotReadyReason() string {
 
 // Run consumes until ctx is cancelled, then stops fetching, flushes acknowledged output,
 // commits, leaves the group and returns nil. Broker outages are retried with back-off.
-func (w *Worker) Run(ctx context.Context) error {
+func (w *Worker) Run(parent context.Context) error {
 	defer w.writer.Close()
+	// A fatal condition found by a partition (a checkpoint of another configuration) stops
+	// the whole worker through ctx's cause, after the other partitions' clean shutdown.
+	ctx, fail := context.WithCancelCause(parent)
+	defer fail(nil)
+	w.fail = fail
 	if err := w.checkTopics(ctx); err != nil {
 		return err
 	}
@@ -258,14 +270,14 @@ func (w *Worker) Run(ctx context.Context) error {
 		gen, err := group.Next(ctx)
 		if ctx.Err() != nil {
 			w.log.Info("shutting down: stopping partitions")
-			return nil
+			return fatalCause(ctx)
 		}
 		if err != nil {
 			w.ready.Store(false)
 			d := backoff.next()
 			w.log.Warn("consumer group: cannot join yet, retrying", "group", w.cfg.Group, "brokers", w.cfg.Brokers, "err", err, "retry_in", d)
 			if !sleep(ctx, d) {
-				return nil
+				return fatalCause(ctx)
 			}
 			continue
 		}
@@ -304,6 +316,10 @@ func (w *Worker) runPartition(ctx, genCtx context.Context, gen *kafka.Generation
 	p := newPartition(w, gen, a.ID, a.Offset, cp)
 	if err := p.run(ctx, genCtx); err != nil {
 		w.log.Error("partition loop ended with error", "partition", a.ID, "err", err)
+		var fe *fatalError
+		if errors.As(err, &fe) {
+			w.fail(fe)
+		}
 	}
 	if ctx.Err() != nil {
 		// The worker is stopping and this partition has committed. kafka-go ends a
@@ -374,6 +390,22 @@ func (w *Worker) commit(ctx context.Context, gen *kafka.Generation, partition in
 }
 
 func partitionLabel(p int) string { return strconv.Itoa(p) }
+
+// fatalError is a partition error that must stop the worker: Run returns it.
+type fatalError struct{ err error }
+
+func (e *fatalError) Error() string { return e.err.Error() }
+func (e *fatalError) Unwrap() error { return e.err }
+
+// fatalCause is nil when ctx ended because the caller stopped the worker, else the fatal
+// error a partition stopped it with.
+func fatalCause(ctx context.Context) error {
+	var fe *fatalError
+	if errors.As(context.Cause(ctx), &fe) {
+		return fe.err
+	}
+	return nil
+}
 
 // backoff is a capped exponential back-off.
 type backoff struct{ cur, min, max time.Duration }
