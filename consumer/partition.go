@@ -293,30 +293,34 @@ func (p *partition) commitCandidate() (processor.CommitPoint, bool) {
 	return acked, ok
 }
 
-// tryCommit commits the candidate position if it differs from the last commit.
-func (p *partition) tryCommit(ctx context.Context) {
+// tryCommit commits the candidate position if it differs from the last commit. It returns
+// the commit's error (nil when there was nothing to commit).
+func (p *partition) tryCommit(ctx context.Context) error {
 	next := p.proc.Next()
 	if next == 0 && p.committed < 0 {
-		return // nothing read yet
+		return nil // nothing read yet
 	}
 	cp, ok := p.commitCandidate()
 	if !ok || cp.Offset < p.committed || (cp.Offset == p.committed && cp.Metadata == p.lastMeta) {
 		if p.committed < next {
 			p.w.metrics.CommitDeferred.Inc()
 		}
-		return
+		return nil
 	}
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := p.w.commit(cctx, p.gen, p.id, cp.Offset, cp.Metadata); err != nil {
 		p.w.log.Warn("commit failed (will retry)", "partition", p.id, "offset", cp.Offset, "err", err)
-		return
+		return err
 	}
 	p.committed, p.lastMeta = cp.Offset, cp.Metadata
 	p.w.metrics.CommittedOffset.WithLabelValues(p.label).Set(float64(cp.Offset))
+	return nil
 }
 
-// shutdown flushes everything, waits for acknowledgements and commits (SIGTERM path).
+// shutdown flushes everything, waits for acknowledgements and commits (SIGTERM path). A
+// partition whose output is not acknowledged, or whose commit fails, within ShutdownTimeout
+// is recorded as unclean: Run then returns ErrShutdownIncomplete (non-zero exit).
 func (p *partition) shutdown(genCtx context.Context) error {
 	ctx, cancel := context.WithTimeout(context.Background(), p.w.cfg.ShutdownTimeout)
 	defer cancel()
@@ -327,13 +331,25 @@ func (p *partition) shutdown(genCtx context.Context) error {
 		case <-ctx.Done():
 		}
 	}()
+	var failure error
 	if err := p.flush(ctx); err != nil {
+		failure = fmt.Errorf("flush: %w", err)
 		p.w.log.Warn("shutdown: flush incomplete", "partition", p.id, "err", err)
 	}
 	if err := p.out.drain(ctx); err != nil {
+		failure = fmt.Errorf("output not acknowledged: %w", err)
 		p.w.log.Warn("shutdown: output not fully acknowledged; the next owner replays it", "partition", p.id, "err", err)
 	}
-	p.tryCommit(ctx)
+	if err := p.tryCommit(ctx); err != nil && failure == nil {
+		failure = fmt.Errorf("commit: %w", err)
+	}
+	if failure != nil {
+		unacked := p.out.unackedMessages() + len(p.pending)
+		uncommitted := p.proc.Next() - max(p.committed, p.start, 0)
+		p.w.unclean.add(unacked, uncommitted)
+		p.w.log.Error("shutdown incomplete: partition not committed; the next owner replays it", "partition", p.id,
+			"committed", p.committed, "next", p.proc.Next(), "uncommitted_records", uncommitted, "unacknowledged_messages", unacked, "err", failure)
+	}
 	p.w.log.Info("partition stopped", "partition", p.id, "committed", p.committed, "open_windows", p.proc.Open())
 	return nil
 }

@@ -86,6 +86,17 @@ func (pl *pipeline) state() (inFlight bool, acked processor.CommitPoint, ok bool
 	return len(pl.inflight) > 0, pl.acked, pl.hasAcked
 }
 
+// unackedMessages counts the messages of submitted batches not yet acknowledged.
+func (pl *pipeline) unackedMessages() int {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	n := 0
+	for _, b := range pl.inflight {
+		n += len(b.msgs)
+	}
+	return n
+}
+
 // drain waits until every submitted batch is acknowledged or ctx ends.
 func (pl *pipeline) drain(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() {

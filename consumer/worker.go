@@ -156,6 +156,7 @@ type Worker struct {
 	ready   atomic.Bool
 	fail    context.CancelCauseFunc // stops Run with an error (set by Run before any partition starts)
 	stalls  stalls                  // partitions whose output is failing
+	unclean unclean                 // partitions whose shutdown left output unacknowledged or uncommitted
 	running sync.WaitGroup          // partition functions started in generations
 	settled sync.WaitGroup          // partition functions that have not finished their own work yet
 	gauges  gauges
@@ -228,7 +229,10 @@ func (w *Worker) NotReadyReason() string {
 
 // Run consumes until ctx is cancelled, then stops fetching, flushes acknowledged output,
 // commits, leaves the group and returns nil. Broker outages are retried with back-off.
-func (w *Worker) Run(parent context.Context) error {
+// It returns an error wrapping ErrShutdownIncomplete when, on the stop, some partition's
+// output was not acknowledged or its position not committed within ShutdownTimeout (the
+// next owner replays from the last commit, so nothing is lost, but the stop was not clean).
+func (w *Worker) Run(parent context.Context) (err error) {
 	defer w.writer.Close()
 	// A fatal condition found by a partition (a checkpoint of another configuration) stops
 	// the whole worker through ctx's cause, after the other partitions' clean shutdown.
@@ -263,6 +267,9 @@ func (w *Worker) Run(parent context.Context) error {
 		group.Close()
 		w.running.Wait()
 		w.ready.Store(false)
+		if err == nil {
+			err = w.unclean.err(w.cfg.ShutdownTimeout)
+		}
 	}()
 
 	backoff := newBackoff(200*time.Millisecond, 10*time.Second)
