@@ -268,6 +268,9 @@ func TestBrokerDownAtStartup(t *testing.T) {
 	if n := testutilCounter(rw.metrics.Rebalances); n < 1 {
 		t.Errorf("rebalances_total = %v, want ≥ 1", n)
 	}
+	// Stop the worker while the broker runs: the broker was started after the worker, so
+	// its cleanup would close it first, and a stop that cannot commit is not clean.
+	rw.shutdown(t)
 }
 
 // TestBrokerRestartMidStream: the broker (with a data directory) is stopped and restarted on
