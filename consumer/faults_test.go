@@ -334,6 +334,8 @@ func TestBrokerRestartMidStream(t *testing.T) {
 	if msgs := features.waitDrained(h, h.env.Features, 30*time.Second); len(msgs) != len(all) {
 		t.Errorf("%d feature records for %d windows: windows delivered before the restart were emitted again", len(msgs), len(all))
 	}
+	// Stop the worker while the restarted broker runs (its cleanup would close it first).
+	rw.shutdown(t)
 }
 
 // splitAt cuts b into its first n points (no End) and the rest (b's End).
