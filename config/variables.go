@@ -96,6 +96,8 @@ func variables() []Variable {
 			func(c *Config) *int { return &c.MaxMessageBytes }),
 		integer("MAX_OUTPUT_BYTES", "1000000", "bytes", "largest output record and produce request; keep it below the broker's message.max.bytes (dead letters are cut to fit it)",
 			func(c *Config) *int { return &c.MaxOutputBytes }),
+		integer("MAX_BUFFER_BYTES", "134217728", "bytes", "memory budget for records held outside the sketches (fetched, queued, unacknowledged output), divided over the assigned partitions",
+			func(c *Config) *int { return &c.MaxBufferBytes }),
 		boolean("RESET_CHECKPOINTS", "start even if the group's committed checkpoints were written under another spec or window mode (resume from the committed offsets without replay suppression); set it for one start",
 			func(c *Config) *bool { return &c.ResetCheckpoints }),
 		dur("SESSION_TIMEOUT", "10s", "consumer-group session timeout (heartbeats every tenth of it)", func(c *Config) *time.Duration { return &c.SessionTimeout }),

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
 	"github.com/distfeat/distfeat/processor"
@@ -26,7 +27,12 @@ type partition struct {
 	committed int64        // last committed offset (-1: none by this loop)
 	lastMeta  string
 
+	budget   budget
+	queued   *byteGate        // bytes of fetched records not yet processed (queue stage)
+	outGauge prometheus.Gauge // buffered_bytes{stage="output"}: pending and in-flight output
+
 	pending      []kafka.Message // output waiting for the next flush, in order
+	pendingBytes int64           // their bytes
 	pendingFirst int64           // lowest window first offset (or DLQ offset) in pending; -1 when empty
 	pendingEnds  []int64         // window end event times in pending, for emit latency
 	out          *pipeline
@@ -40,9 +46,10 @@ type partition struct {
 // already fetched, up to this many. Windows closed by one call are finalised together.
 const fetchBatch = 64
 
-func newPartition(w *Worker, gen *kafka.Generation, id int, start int64, checkpoint string) *partition {
+func newPartition(w *Worker, gen *kafka.Generation, id int, start int64, checkpoint string, b budget) *partition {
 	return &partition{
-		w: w, gen: gen, id: id, label: partitionLabel(id), start: start,
+		w: w, gen: gen, id: id, label: partitionLabel(id), start: start, budget: b,
+		outGauge:     w.metrics.BufferedBytes.WithLabelValues("output"),
 		committed:    -1,
 		pendingFirst: -1,
 		lastMeta:     checkpoint,
@@ -88,9 +95,9 @@ func (p *partition) startReader(ctx context.Context) (<-chan kafka.Message, func
 		Partition:      p.id,
 		Dialer:         w.cfg.Dialer,
 		MinBytes:       1,
-		MaxBytes:       w.cfg.MaxMessageBytes + (1 << 20),
+		MaxBytes:       p.budget.fetchMax,
 		MaxWait:        250 * time.Millisecond,
-		QueueCapacity:  256,
+		QueueCapacity:  p.budget.fetchCap,
 		ReadBackoffMin: 50 * time.Millisecond,
 		ReadBackoffMax: time.Second,
 		ErrorLogger: kafka.LoggerFunc(func(msg string, args ...any) {
@@ -105,6 +112,8 @@ func (p *partition) startReader(ctx context.Context) (<-chan kafka.Message, func
 		reader.Close()
 		return nil, nil, fmt.Errorf("partition %d: set offset %d: %w", p.id, startOffset, err)
 	}
+	// The channel is the queue stage of the memory budget: each record takes its bytes from
+	// p.queued before it is sent, and handle gives them back once the processor is done.
 	msgs := make(chan kafka.Message, fetchBatch)
 	go func() {
 		defer close(msgs)
@@ -120,15 +129,28 @@ func (p *partition) startReader(ctx context.Context) (<-chan kafka.Message, func
 				}
 				continue
 			}
+			n := messageBytes(m)
+			if !p.queued.acquire(ctx, n) {
+				return
+			}
 			select {
 			case msgs <- m:
 			case <-ctx.Done():
+				p.queued.release(n)
 				return
 			}
 		}
 	}()
-	w.log.Info("partition assigned", "partition", p.id, "start_offset", startOffset, "replay_until", p.proc.ReplayUntil())
-	return msgs, func() { reader.Close() }, nil
+	w.log.Info("partition assigned", "partition", p.id, "start_offset", startOffset, "replay_until", p.proc.ReplayUntil(),
+		"fetch_queue_records", p.budget.fetchCap, "fetch_max_bytes", p.budget.fetchMax, "queue_bytes", p.budget.queue, "output_bytes", p.budget.output)
+	// closeReader runs after ctx ended: wait for the goroutine, return what it queued.
+	closeReader := func() {
+		for range msgs {
+		}
+		reader.Close()
+		p.queued.release(p.queued.held())
+	}
+	return msgs, closeReader, nil
 }
 
 // run processes the partition until the generation ends (genCtx) or the worker stops (ctx).
@@ -142,19 +164,27 @@ func (p *partition) run(ctx, genCtx context.Context) error {
 	}
 	readerCtx, stopReader := context.WithCancel(genCtx)
 	defer stopReader()
+	p.queued = newByteGate(p.budget.queue, w.metrics.BufferedBytes.WithLabelValues("queue"))
 	msgs, closeReader, err := p.startReader(readerCtx)
 	if err != nil {
 		return err
 	}
-	defer closeReader()
+	defer func() {
+		stopReader()
+		closeReader()
+	}()
 	go p.trackLag(readerCtx)
 	defer func() {
 		w.metrics.ConsumerLag.DeleteLabelValues(p.label)
 		w.metrics.CommittedOffset.DeleteLabelValues(p.label)
 	}()
 
-	p.out = newPipeline(w, p.id, w.cfg.MaxInFlight)
-	defer p.out.close()
+	p.out = newPipeline(w, p.id, w.cfg.MaxInFlight, p.budget.output)
+	defer func() {
+		p.out.close()
+		p.outGauge.Sub(float64(p.pendingBytes))
+		p.pendingBytes = 0
+	}()
 
 	// A flush blocks while the pipeline is full (back-pressure, e.g. the output topic refuses
 	// writes); it must give way to a worker stop as well as to a generation end, or a stop
@@ -188,7 +218,7 @@ func (p *partition) run(ctx, genCtx context.Context) error {
 			if err := p.handle(m, msgs); err != nil {
 				return err
 			}
-			if len(p.pending) >= w.cfg.FlushMessages {
+			if len(p.pending) >= w.cfg.FlushMessages || p.pendingBytes >= int64(w.cfg.OutputBatchBytes) {
 				_ = p.flush(loopCtx) // fails only when the loop is ending
 			}
 		case <-flushTick.C:
@@ -209,15 +239,20 @@ func (p *partition) run(ctx, genCtx context.Context) error {
 // as before.
 func (p *partition) handle(m kafka.Message, more <-chan kafka.Message) error {
 	limit := min(fetchBatch, max(p.w.cfg.FlushMessages-len(p.pending), 1))
+	// Dead letters are as large as their records: take no more input bytes than the pending
+	// output has room for before the next flush (at least one record).
+	room := int64(p.w.cfg.OutputBatchBytes) - p.pendingBytes
 	p.fetched = append(p.fetched[:0], m)
+	taken := messageBytes(m)
 drain:
-	for len(p.fetched) < limit {
+	for len(p.fetched) < limit && taken < room {
 		select {
 		case m, ok := <-more:
 			if !ok {
 				break drain
 			}
 			p.fetched = append(p.fetched, m)
+			taken += messageBytes(m)
 		default:
 			break drain
 		}
@@ -234,6 +269,7 @@ drain:
 		})
 	}
 	res, err := p.proc.Process(p.recs...)
+	p.queued.release(taken)
 	clear(p.fetched)
 	if err != nil {
 		return fmt.Errorf("partition %d: %w", p.id, err)
@@ -254,7 +290,11 @@ func (p *partition) queue(res processor.Result) {
 		for i, h := range m.Headers {
 			headers[i] = kafka.Header{Key: h.Key, Value: h.Value}
 		}
-		p.pending = append(p.pending, kafka.Message{Topic: topic, Key: m.Key, Value: m.Value, Headers: headers, Time: m.Time})
+		km := kafka.Message{Topic: topic, Key: m.Key, Value: m.Value, Headers: headers, Time: m.Time}
+		p.pending = append(p.pending, km)
+		n := messageBytes(km)
+		p.pendingBytes += n
+		p.outGauge.Add(float64(n))
 		p.pendingEnds = append(p.pendingEnds, m.EventEnd)
 		if p.pendingFirst < 0 || m.FirstOffset < p.pendingFirst {
 			p.pendingFirst = m.FirstOffset
@@ -271,11 +311,11 @@ func (p *partition) flush(ctx context.Context) error {
 		return nil
 	}
 	b := &outBatch{msgs: p.pending, ends: p.pendingEnds, first: p.pendingFirst, through: p.proc.Next(),
-		commit: p.proc.CommitPoint()}
+		commit: p.proc.CommitPoint(), bytes: p.pendingBytes}
 	if err := p.out.submit(ctx, b); err != nil {
 		return err
 	}
-	p.pending, p.pendingEnds, p.pendingFirst = nil, nil, -1
+	p.pending, p.pendingEnds, p.pendingFirst, p.pendingBytes = nil, nil, -1, 0
 	return nil
 }
 
@@ -421,4 +461,13 @@ func expireInterval(idle time.Duration) time.Duration {
 		d = time.Second
 	}
 	return d
+}
+
+// messageBytes is a record's size as the memory budget counts it: key, value and headers.
+func messageBytes(m kafka.Message) int64 {
+	n := len(m.Key) + len(m.Value)
+	for _, h := range m.Headers {
+		n += len(h.Key) + len(h.Value)
+	}
+	return int64(n)
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
 	"github.com/distfeat/distfeat/processor"
@@ -17,6 +18,7 @@ type outBatch struct {
 	ends    []int64 // window end event time (ms) per message; -1 for dead letters
 	first   int64   // lowest input offset any message depends on
 	through int64   // the partition's next offset when the batch was cut
+	bytes   int64   // messageBytes of msgs (the output stage of the memory budget)
 
 	// commit is the commit position captured when the batch was cut: the window manager's
 	// safe offset and checkpoint at `through`. It may be committed once this batch and
@@ -36,6 +38,8 @@ type pipeline struct {
 	done      chan struct{}
 
 	label     string // partition label of the metrics
+	bytes     *byteGate        // bytes in flight (back-pressure by bytes as well as by batches)
+	gauge     prometheus.Gauge // buffered_bytes{stage="output"}, shared with the partition
 	stallKind string // "" or the kind of the current output failure (writer goroutine only)
 
 	mu       sync.Mutex
@@ -45,10 +49,11 @@ type pipeline struct {
 	idle     *sync.Cond
 }
 
-func newPipeline(w *Worker, partition int, maxInFlight int) *pipeline {
+func newPipeline(w *Worker, partition int, maxInFlight int, maxBytes int64) *pipeline {
 	ctx, cancel := context.WithCancel(context.Background())
 	pl := &pipeline{
 		w: w, partition: partition, label: partitionLabel(partition),
+		bytes: newByteGate(maxBytes, nil), gauge: w.metrics.BufferedBytes.WithLabelValues("output"),
 		queue: make(chan *outBatch, maxInFlight),
 		ctx:   ctx, cancel: cancel, done: make(chan struct{}),
 	}
@@ -57,8 +62,12 @@ func newPipeline(w *Worker, partition int, maxInFlight int) *pipeline {
 	return pl
 }
 
-// submit enqueues a batch, blocking while the pipeline is full.
+// submit enqueues a batch, blocking while the pipeline is full (MaxInFlight batches, or its
+// byte share in flight).
 func (pl *pipeline) submit(ctx context.Context, b *outBatch) error {
+	if !pl.bytes.acquire(ctx, b.bytes) {
+		return ctx.Err()
+	}
 	pl.mu.Lock()
 	pl.inflight = append(pl.inflight, b)
 	pl.mu.Unlock()
@@ -74,6 +83,7 @@ func (pl *pipeline) submit(ctx context.Context, b *outBatch) error {
 		}
 		pl.idle.Broadcast()
 		pl.mu.Unlock()
+		pl.bytes.release(b.bytes)
 		return ctx.Err()
 	}
 }
@@ -121,6 +131,11 @@ func (pl *pipeline) drain(ctx context.Context) error {
 func (pl *pipeline) close() {
 	pl.cancel()
 	<-pl.done
+	pl.mu.Lock()
+	for _, b := range pl.inflight {
+		pl.gauge.Sub(float64(b.bytes))
+	}
+	pl.mu.Unlock()
 	if pl.stallKind != "" {
 		pl.w.metrics.OutputStalled.DeleteLabelValues(pl.label, pl.stallKind)
 		pl.w.stalls.clear(pl.partition)
@@ -142,6 +157,8 @@ func (pl *pipeline) loop() {
 			pl.acked, pl.hasAcked = b.commit, true
 			pl.idle.Broadcast()
 			pl.mu.Unlock()
+			pl.bytes.release(b.bytes)
+			pl.gauge.Sub(float64(b.bytes))
 		}
 	}
 }

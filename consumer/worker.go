@@ -75,6 +75,11 @@ type Config struct {
 	// RebalanceTimeout is how long the coordinator waits for members to rejoin. Default 10 s.
 	RebalanceTimeout time.Duration
 
+	// MaxBufferBytes bounds the bytes of records the worker holds outside its sketches:
+	// fetched and not yet processed, and output not yet acknowledged (see budget.go). It is
+	// divided over the partitions of each generation. Default 128 MiB.
+	MaxBufferBytes int64
+
 	// ResetCheckpoints lets a worker start on a group whose committed checkpoints were
 	// written under another spec or window mode: such partitions restart from the committed
 	// offset without replay suppression (windows after it are emitted again, computed the
@@ -120,6 +125,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxInFlight <= 0 {
 		c.MaxInFlight = 4
+	}
+	if c.MaxBufferBytes <= 0 {
+		c.MaxBufferBytes = DefaultMaxBufferBytes
 	}
 	if c.PermanentRetry <= 0 {
 		c.PermanentRetry = permanentRetry
@@ -296,10 +304,11 @@ func (w *Worker) Run(parent context.Context) (err error) {
 			ids = append(ids, a.ID)
 		}
 		w.log.Info("joined generation", "generation", gen.ID, "member", gen.MemberID, "partitions", ids)
+		b := w.partitionBudget(len(assigned))
 		for _, a := range assigned {
 			w.running.Add(1)
 			w.settled.Add(1)
-			gen.Start(func(genCtx context.Context) { w.runPartition(ctx, genCtx, gen, a) })
+			gen.Start(func(genCtx context.Context) { w.runPartition(ctx, genCtx, gen, a, b) })
 		}
 		w.ready.Store(true)
 	}
@@ -307,7 +316,7 @@ func (w *Worker) Run(parent context.Context) (err error) {
 
 // runPartition is one assigned partition's life within a generation: read its commit
 // checkpoint, run its loop until the generation ends or the worker stops.
-func (w *Worker) runPartition(ctx, genCtx context.Context, gen *kafka.Generation, a kafka.PartitionAssignment) {
+func (w *Worker) runPartition(ctx, genCtx context.Context, gen *kafka.Generation, a kafka.PartitionAssignment, b budget) {
 	defer w.running.Done()
 	settled := sync.OnceFunc(w.settled.Done)
 	defer settled()
@@ -320,7 +329,7 @@ func (w *Worker) runPartition(ctx, genCtx context.Context, gen *kafka.Generation
 	if err != nil {
 		return // stopped before the checkpoint could be read; nothing was consumed
 	}
-	p := newPartition(w, gen, a.ID, a.Offset, cp)
+	p := newPartition(w, gen, a.ID, a.Offset, cp, b)
 	if err := p.run(ctx, genCtx); err != nil {
 		w.log.Error("partition loop ended with error", "partition", a.ID, "err", err)
 		var fe *fatalError
@@ -397,6 +406,17 @@ func (w *Worker) commit(ctx context.Context, gen *kafka.Generation, partition in
 }
 
 func partitionLabel(p int) string { return strconv.Itoa(p) }
+
+// partitionBudget divides MaxBufferBytes over a generation's partitions, warning when the
+// budget is below what that many partitions hold at least.
+func (w *Worker) partitionBudget(partitions int) budget {
+	b := newBudget(w.cfg.MaxBufferBytes, partitions, w.cfg.MaxMessageBytes+(1<<20), w.cfg.OutputBatchBytes)
+	if partitions > 0 && b.requested < b.floor {
+		w.log.Warn("DISTFEAT_MAX_BUFFER_BYTES is below what the assigned partitions hold at least; memory may exceed it",
+			"max_buffer_bytes", w.cfg.MaxBufferBytes, "partitions", partitions, "per_partition", b.requested, "per_partition_floor", b.floor)
+	}
+	return b
+}
 
 // fatalError is a partition error that must stop the worker: Run returns it.
 type fatalError struct{ err error }

@@ -66,8 +66,8 @@ func serveWorker(ctx context.Context, cfg *config.Config, log *slog.Logger, star
 		MaxMessageBytes: cfg.MaxMessageBytes, OutputBatchBytes: cfg.MaxOutputBytes, ShutdownTimeout: cfg.ShutdownTimeout,
 		SessionTimeout: cfg.SessionTimeout, HeartbeatInterval: cfg.SessionTimeout / 10,
 		RebalanceTimeout: cfg.SessionTimeout, CommitInterval: cfg.CommitInterval,
-		ResetCheckpoints: cfg.ResetCheckpoints,
-		Dialer:           dialer, Transport: transport,
+		ResetCheckpoints: cfg.ResetCheckpoints, MaxBufferBytes: int64(cfg.MaxBufferBytes),
+		Dialer: dialer, Transport: transport,
 	}, emb, schema.NewOutput(spec, emb.Columns()), m, log, window.SystemClock{})
 	if err != nil {
 		return err

@@ -43,6 +43,10 @@ type Metrics struct {
 	// OutputErrors counts failed output writes by topic and error (the Kafka error name, or
 	// "network"), so an alert can tell a missing topic from an oversized record.
 	OutputErrors *prometheus.CounterVec
+	// BufferedBytes is the bytes of records the worker holds outside its sketches, by stage:
+	// queue (fetched, not yet processed) and output (pending or in flight, unacknowledged);
+	// bounded by DISTFEAT_MAX_BUFFER_BYTES with the fetch stage.
+	BufferedBytes *prometheus.GaugeVec
 	// OutputStalled is 1 per partition whose output is failing, labelled with the kind of
 	// failure (retriable, permanent); while any is 1 the worker's /readyz fails.
 	OutputStalled *prometheus.GaugeVec
@@ -118,12 +122,15 @@ func New(reg prometheus.Registerer, version string) *Metrics {
 	m.OutputErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "distfeat_output_errors_total", Help: "Failed output writes by topic and error (Kafka error name, or network).",
 	}, []string{"topic", "error"})
+	m.BufferedBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "distfeat_buffered_bytes", Help: "Bytes of records held outside the sketches, by stage (queue: fetched not yet processed; output: pending or unacknowledged).",
+	}, []string{"stage"})
 	m.OutputStalled = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "distfeat_output_stalled", Help: "1 while a partition's output is failing, by kind (retriable, permanent); the worker is not ready meanwhile.",
 	}, []string{"partition", "reason"})
 	m.BuildInfo.WithLabelValues(version, runtime.Version()).Set(1)
 	if reg != nil {
-		reg.MustRegister(m.OutputErrors, m.OutputStalled)
+		reg.MustRegister(m.OutputErrors, m.OutputStalled, m.BufferedBytes)
 		reg.MustRegister(m.Points, m.PointsClipped, m.Records, m.RecordsInvalid, m.EndWithoutWindow,
 			m.WindowsOpen, m.WindowsEmitted, m.WindowPoints, m.FinalizeSeconds, m.EmitLatency,
 			m.ConsumerLag, m.CommittedOffset, m.CommitDeferred, m.Rebalances, m.ProduceErrors,

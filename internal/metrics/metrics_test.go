@@ -25,6 +25,7 @@ func TestDesignMetricsExposed(t *testing.T) {
 	m.EmitLatency.Observe(0.2)
 	m.OutputErrors.WithLabelValues("features", "message_size_too_large").Inc()
 	m.OutputStalled.WithLabelValues("3", "permanent").Set(1)
+	m.BufferedBytes.WithLabelValues("queue").Set(5)
 
 	rec := httptest.NewRecorder()
 	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
@@ -46,6 +47,7 @@ func TestDesignMetricsExposed(t *testing.T) {
 		`distfeat_build_info{goversion="go`,
 		`distfeat_output_errors_total{error="message_size_too_large",topic="features"} 1`,
 		`distfeat_output_stalled{partition="3",reason="permanent"} 1`,
+		`distfeat_buffered_bytes{stage="queue"} 5`,
 	}
 	for _, w := range want {
 		if !strings.Contains(body, w) {
