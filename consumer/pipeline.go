@@ -37,10 +37,10 @@ type pipeline struct {
 	cancel    context.CancelFunc
 	done      chan struct{}
 
-	label     string // partition label of the metrics
+	label     string           // partition label of the metrics
 	bytes     *byteGate        // bytes in flight (back-pressure by bytes as well as by batches)
 	gauge     prometheus.Gauge // buffered_bytes{stage="output"}, shared with the partition
-	stallKind string // "" or the kind of the current output failure (writer goroutine only)
+	stallKind string           // "" or the kind of the current output failure (writer goroutine only)
 
 	mu       sync.Mutex
 	inflight []*outBatch           // submitted, not yet acknowledged, in order
