@@ -97,7 +97,10 @@ type Manager[S Sketch[S]] struct {
 	timeBuckets          map[int64][]*key[S]      // time: sets by the end of their next window
 	sessHeap             iheap[*pane[S]]          // session: sessions by close time
 	tombs                map[string]int64         // time: set → last window closed early
-	tombHeap             iheap[tomb]              // time: tombstones by window end (lazy)
+	tombHeap             iheap[tomb]              // time: tombstones by window end, then age (lazy)
+	tombN                uint64                   // time: tombstones made so far
+	maxTombs             int                      // time: tombstones kept exactly (tombsPerOpen × MaxOpen)
+	forgot               int64                    // time: highest window number of a forgotten tombstone (noWindow: none)
 	cut                  cutState                 // the last SafeOffset result
 	sessOrder            func(a, b *pane[S]) bool // heap order of sessions
 }
@@ -113,8 +116,11 @@ type key[S Sketch[S]] struct {
 	pos        int64      // count: points in the set's current sequence
 	closedEnd  int64      // count: position where the last window closed by count ended
 	emitted    int64      // time: highest window number closed (math.MinInt64: none)
-	nextEnd    int64      // time: end of the next window to close
-	bucketIx   int        // time: index in timeBuckets[nextEnd], -1 when in none
+	reopenTo   int64      // time: windows ≤ it get reopen ids (the set may have had them closed early; math.MinInt64: none)
+	bornOff    int64      // time: offset and point index of the input that created this state (reopen ids)
+	bornIdx    int
+	nextEnd    int64 // time: end of the next window to close
+	bucketIx   int   // time: index in timeBuckets[nextEnd], -1 when in none
 }
 
 // pane is a run of points that stay together in every window: a set window, a count or
@@ -138,7 +144,8 @@ type pane[S Sketch[S]] struct {
 type tomb struct {
 	set string
 	k   int64
-	end int64 // end of window k: the tombstone is dropped once the watermark reaches it
+	end int64  // end of window k: the tombstone is dropped once the watermark reaches it
+	n   uint64 // creation ordinal: ties of end are forgotten oldest first
 }
 
 // NewManager returns a Manager for cfg (validated with Config.Validate). newSketch makes an
@@ -188,8 +195,13 @@ func NewManager[S Sketch[S]](cfg Config, newSketch func() S, clock Clock) (*Mana
 		return seqOf(a) < seqOf(b)
 	}
 	m.sessHeap = iheap[*pane[S]]{less: m.sessOrder, setIx: func(p *pane[S], i int) { p.heapIx = i }}
-	m.tombHeap = iheap[tomb]{less: func(a, b tomb) bool { return a.end < b.end }}
+	m.tombHeap = iheap[tomb]{less: func(a, b tomb) bool { return a.end < b.end || a.end == b.end && a.n < b.n }}
 	m.tombs = make(map[string]int64)
+	m.maxTombs = math.MaxInt
+	if cfg.MaxOpen <= math.MaxInt/tombsPerOpen {
+		m.maxTombs = tombsPerOpen * cfg.MaxOpen
+	}
+	m.forgot = noWindow
 	return m, nil
 }
 
@@ -360,7 +372,7 @@ func (m *Manager[S]) emit(c Closed[S], suppress bool) {
 
 // newKey creates the state of set and makes it the most recently updated.
 func (m *Manager[S]) newKey(set string) *key[S] {
-	k := &key[S]{set: set, emitted: math.MinInt64, bucketIx: -1}
+	k := &key[S]{set: set, emitted: math.MinInt64, reopenTo: math.MinInt64, bucketIx: -1}
 	m.keys[set] = k
 	m.lruPushFront(k)
 	k.last = m.nowTime()

@@ -2,6 +2,7 @@ package window
 
 import (
 	"fmt"
+	"math"
 	"sort"
 )
 
@@ -42,6 +43,10 @@ func (m *Manager[S]) addTime(in Input, n int) error {
 		k = m.newKey(in.Set)
 		if tk, ok := m.tombs[in.Set]; ok {
 			k.emitted = tk
+		} else if m.forgot != noWindow {
+			// The set may be one whose tombstone was forgotten: its windows up to the
+			// forgotten range get reopen ids, never a window number already used.
+			k.reopenTo, k.bornOff, k.bornIdx = m.forgot, in.Offset, in.Index
 		}
 	}
 	i := sort.Search(len(k.panes), func(i int) bool { return k.panes[i].idx >= j })
@@ -90,11 +95,22 @@ func (m *Manager[S]) lateTime(in Input, lo int64) error {
 		return fmt.Errorf("window: %w: set %q event time %d: window [%d,%d) closed at watermark %d",
 			ErrLate, in.Set, in.EventTime, start, end, wm)
 	}
-	if tk, ok := m.tombs[in.Set]; ok && lo <= tk {
+	if m.closedEarly(in.Set, lo) {
 		return fmt.Errorf("window: %w: set %q event time %d: window [%d,%d) was closed early (idle or evicted)",
 			ErrLate, in.Set, in.EventTime, start, end)
 	}
 	return nil
+}
+
+// closedEarly reports whether set's window lo was already emitted by an early close: by its
+// tombstone, or, while the set is open, by its own record of the last window closed (which
+// outlives a forgotten tombstone; windows it closed by watermark are late by the watermark).
+func (m *Manager[S]) closedEarly(set string, lo int64) bool {
+	if k := m.keys[set]; k != nil && lo <= k.emitted {
+		return true
+	}
+	tk, ok := m.tombs[set]
+	return ok && lo <= tk
 }
 
 // schedTime files k under the end of its next window. Sets are bucketed by that end (many
@@ -151,6 +167,9 @@ func (m *Manager[S]) closeDueTime() {
 			delete(m.tombs, tb.set)
 		}
 	}
+	if m.forgot != noWindow && m.forgot*m.hop+m.size <= wm {
+		m.forgot = noWindow // every window it covered is late by the watermark now
+	}
 }
 
 // closeTimeWindow emits k's next window and reports whether k is now gone (no panes left).
@@ -179,8 +198,12 @@ func (m *Manager[S]) closeTimeWindow(k *key[S], reason Reason) bool {
 			first = p
 		}
 	}
+	seq := uint64(w)
+	if w <= k.reopenTo {
+		seq = reopenSeq(w, k.bornOff, k.bornIdx)
+	}
 	c := Closed[S]{
-		Set: k.set, Seq: uint64(w), Start: start, End: end, N: total, Sketch: acc, Reason: reason,
+		Set: k.set, Seq: seq, Start: start, End: end, N: total, Sketch: acc, Reason: reason,
 		FirstOffset: first.firstOff, LastOffset: lastOff,
 	}
 	k.emitted = w
@@ -208,7 +231,62 @@ func (m *Manager[S]) closeTimeKey(k *key[S], reason Reason) {
 	set := k.set
 	for !m.closeTimeWindow(k, reason) {
 	}
-	w := k.emitted
+	m.addTomb(set, k.emitted)
+}
+
+// tombsPerOpen bounds time-mode tombstones per partition to tombsPerOpen × MaxOpen.
+const tombsPerOpen = 16
+
+// noWindow marks "no window number".
+const noWindow = math.MinInt64
+
+// addTomb records that set's windows ≤ w were closed early. Beyond maxTombs tombstones the
+// ones with the earliest window end are forgotten: their highest window number is kept in
+// m.forgot, and a set opening state while m.forgot is set (and has no tombstone) gives its
+// windows ≤ m.forgot reopen ids instead of their window numbers. A set that returns after
+// its tombstone was forgotten therefore gets a new window with a new id rather than being
+// dead-lettered; no id is ever emitted twice for a set, and memory stays bounded.
+func (m *Manager[S]) addTomb(set string, w int64) {
 	m.tombs[set] = w
-	m.tombHeap.push(tomb{set: set, k: w, end: w*m.hop + m.size})
+	m.tombN++
+	m.tombHeap.push(tomb{set: set, k: w, end: w*m.hop + m.size, n: m.tombN})
+	for len(m.tombs) > m.maxTombs {
+		tb := m.tombHeap.pop()
+		if tk, ok := m.tombs[tb.set]; ok && tk == tb.k {
+			delete(m.tombs, tb.set)
+			m.forgot = max(m.forgot, tb.k)
+		}
+	}
+	if m.tombHeap.len() > 2*len(m.tombs)+64 {
+		// Stale entries (sets closed early again since) pile up: rebuild from the live ones.
+		live := m.tombHeap.items[:0]
+		for _, tb := range m.tombHeap.items {
+			if tk, ok := m.tombs[tb.set]; ok && tk == tb.k {
+				live = append(live, tb)
+			}
+		}
+		clear(m.tombHeap.items[len(live):])
+		m.tombHeap.items = live
+		for i := len(live)/2 - 1; i >= 0; i-- {
+			m.tombHeap.down(i)
+		}
+	}
+}
+
+// reopenSeq is the id of window w of a set whose state was created by the input at (off,
+// idx) while a tombstone the set may have had was forgotten: the top bit set (window numbers
+// of windows starting after 1970 never have it) and 63 bits of a hash of (w, off, idx), so it
+// differs from the window number and from the ids of the set's earlier incarnations (which
+// started at other inputs), up to a 2⁻⁶³ chance of collision per pair.
+func reopenSeq(w, off int64, idx int) uint64 {
+	return 1<<63 | mix64(uint64(w)^mix64(uint64(off)<<20|uint64(idx)))>>1
+}
+
+// mix64 is the SplitMix64 finaliser, a fixed bijective mixer.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
 }
