@@ -86,9 +86,16 @@
 // skipped, and windows closed (or records dead-lettered) before the checkpoint are not
 // emitted (or reported) again.
 //
-// Idle expiry is processing-time and therefore outside this guarantee. Eviction is inside
-// it in set and count modes, and outside it in time and session modes, where which windows
-// a replay must evict depends on windows that opened before the cut.
+// Idle expiry by Expire is processing-time and therefore outside this guarantee. ExpireDue and
+// CloseMarker bring it inside: ExpireDue only asks for a close marker, the caller appends it
+// to the input partition, and CloseMarker closes the set's windows where the marker sits in
+// the log, by a rule that reads only the log (the set has windows and got no points after
+// the request's offset), so a replay decides the same. In time mode the tombstone a close
+// leaves keeps the cut at or below the first record of the windows it closed while it lives
+// (and while records judged with it are after the cut), so a replay rebuilds it. Eviction is
+// inside the guarantee in set and count modes, and outside it in time and session modes,
+// where which windows a replay must evict depends on windows that opened before the cut (and
+// so is the reopen-id rule, which forgetting tombstones beyond the bound starts).
 //
 // A Manager serves one partition from one goroutine; it is not safe for concurrent use.
 package window

@@ -31,22 +31,15 @@ func (m *Manager[S]) addTime(in Input, n int) error {
 	if err := m.lateTime(in, lo); err != nil {
 		return err
 	}
-	if m.replaying && m.replayME != noEvent && hi*m.hop+m.size <= m.replayME-m.late {
-		// Every window of this pane had closed when the checkpoint was taken: the first run
-		// emitted them. Only the watermark moves.
-		m.advance(t)
-		m.closeDueTime()
-		return nil
-	}
 	k := m.keys[in.Set]
 	if k == nil {
-		k = m.newKey(in.Set)
-		if tk, ok := m.tombs[in.Set]; ok {
-			k.emitted = tk
+		k = m.newKey(in)
+		if tb, ok := m.tombs[in.Set]; ok {
+			k.emitted = tb.k
 		} else if m.forgot != noWindow {
 			// The set may be one whose tombstone was forgotten: its windows up to the
 			// forgotten range get reopen ids, never a window number already used.
-			k.reopenTo, k.bornOff, k.bornIdx = m.forgot, in.Offset, in.Index
+			k.reopenTo = m.forgot
 		}
 	}
 	i := sort.Search(len(k.panes), func(i int) bool { return k.panes[i].idx >= j })
@@ -109,8 +102,8 @@ func (m *Manager[S]) closedEarly(set string, lo int64) bool {
 	if k := m.keys[set]; k != nil && lo <= k.emitted {
 		return true
 	}
-	tk, ok := m.tombs[set]
-	return ok && lo <= tk
+	tb, ok := m.tombs[set]
+	return ok && lo <= tb.k
 }
 
 // schedTime files k under the end of its next window. Sets are bucketed by that end (many
@@ -162,9 +155,8 @@ func (m *Manager[S]) closeDueTime() {
 		}
 	}
 	for m.tombHeap.len() > 0 && m.tombHeap.top().end <= wm {
-		tb := m.tombHeap.pop()
-		if tk, ok := m.tombs[tb.set]; ok && tk == tb.k {
-			delete(m.tombs, tb.set)
+		if tb := m.tombHeap.pop(); m.liveTomb(tb) {
+			m.endTomb(tb)
 		}
 	}
 	if m.forgot != noWindow && m.forgot*m.hop+m.size <= wm {
@@ -214,9 +206,9 @@ func (m *Manager[S]) closeTimeWindow(k *key[S], reason Reason) bool {
 		m.killPane(p, i == 0 && own)
 	}
 	k.panes = append(k.panes[:0], k.panes[nr:]...)
-	// A window ending at or before the checkpoint's watermark, or closed by the watermark
-	// while replaying, was emitted by the first run.
-	m.emit(c, m.replayME != noEvent && end <= m.replayME-m.late || m.replaying && reason == ReasonWatermark)
+	// A window ending at or before the checkpoint's watermark, or closed by the watermark or a
+	// close marker while replaying, was emitted by the first run.
+	m.emit(c, m.replayME != noEvent && end <= m.replayME-m.late || m.replaying && (reason == ReasonWatermark || reason == ReasonIdle))
 	if len(k.panes) == 0 {
 		m.removeKey(k)
 		return true
@@ -229,9 +221,17 @@ func (m *Manager[S]) closeTimeWindow(k *key[S], reason Reason) bool {
 // that later inputs for them are late rather than re-opening a window with a used Seq.
 func (m *Manager[S]) closeTimeKey(k *key[S], reason Reason) {
 	set := k.set
+	first := k.panes[0]
+	for _, p := range k.panes[1:] {
+		if earlier(p, first) {
+			first = p
+		}
+	}
+	tb := tomb{set: set, first: first.firstOff, startME: first.startME}
 	for !m.closeTimeWindow(k, reason) {
 	}
-	m.addTomb(set, k.emitted)
+	tb.k = k.emitted
+	m.addTomb(tb)
 }
 
 // tombsPerOpen bounds time-mode tombstones per partition to tombsPerOpen × MaxOpen.
@@ -246,31 +246,71 @@ const noWindow = math.MinInt64
 // windows ≤ m.forgot reopen ids instead of their window numbers. A set that returns after
 // its tombstone was forgotten therefore gets a new window with a new id rather than being
 // dead-lettered; no id is ever emitted twice for a set, and memory stays bounded.
-func (m *Manager[S]) addTomb(set string, w int64) {
-	m.tombs[set] = w
+func (m *Manager[S]) addTomb(tb tomb) {
+	if old, ok := m.tombs[tb.set]; ok {
+		m.endTomb(old)
+	}
 	m.tombN++
-	m.tombHeap.push(tomb{set: set, k: w, end: w*m.hop + m.size, n: m.tombN})
+	tb.end, tb.n = tb.k*m.hop+m.size, m.tombN
+	m.tombs[tb.set] = tb
+	m.tombHeap.push(tb)
+	m.tombFirst.push(tb)
 	for len(m.tombs) > m.maxTombs {
-		tb := m.tombHeap.pop()
-		if tk, ok := m.tombs[tb.set]; ok && tk == tb.k {
-			delete(m.tombs, tb.set)
-			m.forgot = max(m.forgot, tb.k)
+		old := m.tombHeap.pop()
+		if m.liveTomb(old) {
+			delete(m.tombs, old.set)
+			m.forgot = max(m.forgot, old.k)
 		}
 	}
-	if m.tombHeap.len() > 2*len(m.tombs)+64 {
-		// Stale entries (sets closed early again since) pile up: rebuild from the live ones.
-		live := m.tombHeap.items[:0]
-		for _, tb := range m.tombHeap.items {
-			if tk, ok := m.tombs[tb.set]; ok && tk == tb.k {
-				live = append(live, tb)
-			}
-		}
-		clear(m.tombHeap.items[len(live):])
-		m.tombHeap.items = live
-		for i := len(live)/2 - 1; i >= 0; i-- {
-			m.tombHeap.down(i)
+	m.compactTombs(&m.tombHeap)
+	m.compactTombs(&m.tombFirst)
+}
+
+// liveTomb reports whether heap entry tb is still the set's tombstone (entries are dropped
+// lazily: a set closed early again gets a new tombstone).
+func (m *Manager[S]) liveTomb(tb tomb) bool {
+	t, ok := m.tombs[tb.set]
+	return ok && t.n == tb.n
+}
+
+// endTomb drops live tombstone tb (the watermark passed it, or the set got a new one). The
+// records from its windows' first one to the current one were judged with it, so a replay
+// must not start among them: the span blocks such cuts, as closed windows' spans do in set
+// and count modes.
+func (m *Manager[S]) endTomb(tb tomb) {
+	delete(m.tombs, tb.set)
+	m.addSpan(tb.first, m.lastOff, tb.startME)
+}
+
+// compactTombs rebuilds h from its live entries once stale ones dominate.
+func (m *Manager[S]) compactTombs(h *iheap[tomb]) {
+	if h.len() <= 2*len(m.tombs)+64 {
+		return
+	}
+	live := h.items[:0]
+	for _, tb := range h.items {
+		if m.liveTomb(tb) {
+			live = append(live, tb)
 		}
 	}
+	clear(h.items[len(live):])
+	h.items = live
+	for i := len(live)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+// tombCut returns the first offset and max event time there of the oldest live tombstone's
+// windows, or ok = false.
+func (m *Manager[S]) tombCut() (first, startME int64, ok bool) {
+	for m.tombFirst.len() > 0 && !m.liveTomb(m.tombFirst.top()) {
+		m.tombFirst.pop()
+	}
+	if m.tombFirst.len() == 0 {
+		return 0, 0, false
+	}
+	tb := m.tombFirst.top()
+	return tb.first, tb.startME, true
 }
 
 // reopenSeq is the id of window w of a set whose state was created by the input at (off,
