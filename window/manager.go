@@ -120,7 +120,7 @@ type key[S Sketch[S]] struct {
 	reopenTo   int64      // time: windows ≤ it get reopen ids (the set may have had them closed early; math.MinInt64: none)
 	bornOff    int64      // time: offset and point index of the input that created this state (reopen ids)
 	bornIdx    int
-	requested  int64      // the Manager's last offset when a close marker was last requested (ExpireDue)
+	requested  int64 // the Manager's last offset when a close marker was last requested (ExpireDue)
 	nextEnd    int64 // time: end of the next window to close
 	bucketIx   int   // time: index in timeBuckets[nextEnd], -1 when in none
 }
