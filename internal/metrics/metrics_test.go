@@ -23,6 +23,9 @@ func TestDesignMetricsExposed(t *testing.T) {
 	m.CommittedOffset.WithLabelValues("0").Set(7)
 	m.WindowPoints.Observe(2500)
 	m.EmitLatency.Observe(0.2)
+	m.GroupLag.WithLabelValues("5").Set(11)
+	m.GroupCommittedOffset.WithLabelValues("5").Set(-1)
+	m.CloseMarkers.WithLabelValues("closed").Inc()
 
 	rec := httptest.NewRecorder()
 	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
@@ -42,6 +45,11 @@ func TestDesignMetricsExposed(t *testing.T) {
 		`distfeat_produce_errors_total `,
 		`distfeat_sketch_bytes `,
 		`distfeat_build_info{goversion="go`,
+		`distfeat_group_lag{partition="5"} 11`,
+		`distfeat_group_committed_offset{partition="5"} -1`,
+		`distfeat_group_partitions_unassigned `,
+		`distfeat_group_lag_errors_total `,
+		`distfeat_close_markers_total{result="closed"} 1`,
 	}
 	for _, w := range want {
 		if !strings.Contains(body, w) {
