@@ -268,6 +268,8 @@ func (w *Worker) Run(parent context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("consumer: group %q: %w", w.cfg.Group, err)
 	}
+	stopLag := w.startGroupLag(ctx) // the group's lag on every input partition (grouplag.go)
+	defer stopLag()
 	defer func() {
 		// Leave only once every partition has flushed and committed; the partitions hold
 		// their generation open until then (see below), so the group sees one departure.
