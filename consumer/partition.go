@@ -31,6 +31,8 @@ type partition struct {
 	queued   *byteGate        // bytes of fetched records not yet processed (queue stage)
 	outGauge prometheus.Gauge // buffered_bytes{stage="output"}: pending and in-flight output
 
+	markers []processor.CloseRequest // idle closes whose markers are not yet written
+
 	pending      []kafka.Message // output waiting for the next flush, in order
 	pendingBytes int64           // their bytes
 	pendingFirst int64           // lowest window first offset (or DLQ offset) in pending; -1 when empty
@@ -65,6 +67,7 @@ func (p *partition) newProcessor() error {
 		MaxMessageBytes:    w.cfg.MaxMessageBytes,
 		MaxPointsPerRecord: w.cfg.MaxPointsPerRecord,
 		AllowKeyless:       w.cfg.AllowKeyless,
+		Group:              w.cfg.Group,
 		MaxOutputBytes:     w.cfg.OutputBatchBytes,
 	}, w.emb, w.out, obs, w.clock)
 	if err != nil {
@@ -224,7 +227,7 @@ func (p *partition) run(ctx, genCtx context.Context) error {
 		case <-flushTick.C:
 			_ = p.flush(loopCtx)
 		case <-expireTick.C:
-			p.queue(p.proc.ExpireIdle())
+			p.requestCloses(loopCtx)
 			p.updateGauges(false)
 		case <-commitTick.C:
 			p.tryCommit(genCtx)

@@ -41,6 +41,9 @@ type Config struct {
 	// (the consumer passes its writer's BatchBytes). Dead letters are cut to fit it (see
 	// schema.HeaderValueTruncated). Default 1,000,000; at least MinOutputBytes.
 	MaxOutputBytes int
+	// Group is the consumer group whose close markers this Processor applies; markers of
+	// other groups reading the same topic are ignored. "": every marker.
+	Group string
 }
 
 func (c *Config) setDefaults() {
@@ -211,6 +214,10 @@ func (p *Processor) SizeBytes() int { return p.mgr.SizeBytes() }
 func (p *Processor) process(rec *Record) {
 	p.next, p.seen = rec.Offset+1, true
 	replaying := rec.Offset < p.replayUntil
+	if rec.isControl() {
+		p.control(rec, replaying)
+		return
+	}
 	if replaying {
 		p.obs.OnRecord(ResultReplayed)
 	}
