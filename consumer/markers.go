@@ -43,12 +43,41 @@ func (p *partition) requestCloses(ctx context.Context) {
 	}
 	if err != nil {
 		if ctx.Err() == nil {
-			w.log.Warn("writing idle-close markers failed, retrying on the next tick", "partition", p.id, "markers", len(p.markers), "err", err)
+			p.markersFailed(err)
 		}
 		return
+	}
+	if w.markerStalls.clear(p.id) != "" {
+		w.metrics.OutputStalled.DeleteLabelValues(p.label, "markers")
+		w.log.Info("idle-close markers written again", "partition", p.id)
 	}
 	w.metrics.CloseMarkers.WithLabelValues("requested").Add(float64(len(p.markers)))
 	w.log.Debug("idle-close markers written", "partition", p.id, "markers", len(p.markers), "base_offset", resp.BaseOffset)
 	clear(p.markers)
 	p.markers = p.markers[:0]
+}
+
+// markersFailed reports markers that could not be written: idle windows stay open until they
+// are, so the worker is not ready meanwhile (distfeat_output_stalled{reason="markers"}).
+func (p *partition) markersFailed(err error) {
+	w := p.w
+	kind, code := classifyError(err)
+	w.metrics.OutputErrors.WithLabelValues(w.cfg.InputTopic, code).Inc()
+	if w.markerStalls.set(p.id, kind) {
+		w.metrics.OutputStalled.WithLabelValues(p.label, "markers").Set(1)
+	}
+	attrs := []any{"partition", p.id, "topic", w.cfg.InputTopic, "markers", len(p.markers), "error", code, "err", err,
+		"action", "idle windows stay open until the markers are written; the worker needs Write on the input topic"}
+	if kind == failPermanent {
+		w.log.Error("writing idle-close markers failed, retrying on the next tick", attrs...)
+		return
+	}
+	w.log.Warn("writing idle-close markers failed, retrying on the next tick", attrs...)
+}
+
+// clearMarkerStall forgets the partition's marker failure when it stops.
+func (p *partition) clearMarkerStall() {
+	if p.w.markerStalls.clear(p.id) != "" {
+		p.w.metrics.OutputStalled.DeleteLabelValues(p.label, "markers")
+	}
 }

@@ -200,3 +200,43 @@ func TestClassifyError(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkerFailureNotReady: when the worker cannot write idle-close markers to its input
+// topic (here: no Write authorisation), idle windows cannot close, so the worker reports not
+// ready with distfeat_output_stalled{reason="markers"} and the error counted; once the
+// markers go through, the idle window is delivered and the worker is ready again.
+func TestMarkerFailureNotReady(t *testing.T) {
+	t.Parallel()
+	skipOnRealCluster(t)
+	b := startBroker(t, testbroker.Options{Partitions: 1})
+	h := newHarnessEnv(t, defaultTopics(b.Addrs()[0]), smallSpec)
+	features := h.collect(h.env.Features)
+	cfg := h.config("markers", window.Config{Mode: "set", IdleTimeout: time.Second, MaxOpen: 100})
+	rw := h.start(cfg, nil)
+	waitUntil(t, 10*time.Second, "Ready()", rw.w.Ready)
+	open := randomSets(91, "idle", 1, 10, 1)
+	open[0].End = false
+	h.produce("json", 100, open...)
+	var blocked atomic.Bool
+	blocked.Store(true)
+	failOutput(b, h.env.Points, &blocked, kafka.TopicAuthorizationFailed)
+	waitUntil(t, 15*time.Second, "not ready while markers fail", func() bool { return !rw.w.Ready() })
+	if r := rw.w.NotReadyReason(); !strings.Contains(r, "idle-close markers") {
+		t.Errorf("NotReadyReason = %q", r)
+	}
+	if g := testutilCounter(rw.metrics.OutputStalled.WithLabelValues("0", "markers")); g != 1 {
+		t.Errorf(`distfeat_output_stalled{partition="0",reason="markers"} = %v, want 1`, g)
+	}
+	if n := testutilCounter(rw.metrics.OutputErrors.WithLabelValues(h.env.Points, "topic_authorization_failed")); n < 1 {
+		t.Errorf("output_errors_total{topic=points,error=topic_authorization_failed} = %v", n)
+	}
+	if len(features.snapshot()) != 0 {
+		t.Fatal("the idle window was emitted without its marker")
+	}
+	blocked.Store(false)
+	h.checkAllWindows(t, features, 30*time.Second, open)
+	waitUntil(t, 10*time.Second, "Ready() after the markers went through", rw.w.Ready)
+	if n := testutilCounter(rw.metrics.CloseMarkers.WithLabelValues("closed")); n != 1 {
+		t.Errorf("close_markers_total{closed} = %v, want 1", n)
+	}
+}

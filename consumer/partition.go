@@ -203,6 +203,7 @@ func (p *partition) run(ctx, genCtx context.Context) error {
 	expireTick := time.NewTicker(expireInterval(w.cfg.Window.IdleTimeout))
 	defer expireTick.Stop()
 	defer p.updateGauges(true)
+	defer p.clearMarkerStall()
 
 	for {
 		select {

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -161,13 +162,14 @@ type Worker struct {
 
 	finalizeSeconds map[string]prometheus.Observer // finalize_seconds{family}, resolved once
 
-	ready   atomic.Bool
-	fail    context.CancelCauseFunc // stops Run with an error (set by Run before any partition starts)
-	stalls  stalls                  // partitions whose output is failing
-	unclean unclean                 // partitions whose shutdown left output unacknowledged or uncommitted
-	running sync.WaitGroup          // partition functions started in generations
-	settled sync.WaitGroup          // partition functions that have not finished their own work yet
-	gauges  gauges
+	ready        atomic.Bool
+	fail         context.CancelCauseFunc // stops Run with an error (set by Run before any partition starts)
+	stalls       stalls                  // partitions whose output is failing
+	markerStalls stalls                  // partitions whose idle-close markers cannot be written
+	unclean      unclean                 // partitions whose shutdown left output unacknowledged or uncommitted
+	running      sync.WaitGroup          // partition functions started in generations
+	settled      sync.WaitGroup          // partition functions that have not finished their own work yet
+	gauges       gauges
 }
 
 // NewWorker validates the configuration and builds a worker. Nothing connects until Run.
@@ -232,7 +234,13 @@ func (w *Worker) NotReadyReason() string {
 	if !w.ready.Load() {
 		return "not a member of a consumer-group generation"
 	}
-	return w.stalls.describe()
+	if r := w.stalls.describe(); r != "" {
+		return r
+	}
+	if r := w.markerStalls.describe(); r != "" {
+		return "idle-close markers (to the input topic) failing on partition(s)" + strings.TrimPrefix(r, "output failing on partition(s)")
+	}
+	return ""
 }
 
 // Run consumes until ctx is cancelled, then stops fetching, flushes acknowledged output,
