@@ -34,6 +34,10 @@ type Config struct {
 	IdleTimeout     time.Duration
 	MaxOpenWindows  int
 	MaxMessageBytes int
+	MaxOutputBytes  int
+	MaxBufferBytes  int
+
+	ResetCheckpoints bool
 
 	SessionTimeout time.Duration
 	CommitInterval time.Duration
@@ -183,6 +187,12 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxMessageBytes <= 0 {
 		return configError("MAX_MESSAGE_BYTES", "must be > 0")
+	}
+	if c.MaxOutputBytes < 8<<10 {
+		return configError("MAX_OUTPUT_BYTES", "must be at least 8192 (room for a dead letter's headers)")
+	}
+	if c.MaxBufferBytes < 1<<20 {
+		return configError("MAX_BUFFER_BYTES", "must be at least 1048576 (1 MiB)")
 	}
 	if c.SessionTimeout < 100*time.Millisecond {
 		return configError("SESSION_TIMEOUT", "must be at least 100ms")

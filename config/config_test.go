@@ -74,7 +74,7 @@ func TestDefaults(t *testing.T) {
 	want := config.Config{
 		Brokers: []string{"127.0.0.1:9092"}, InputTopic: "points", OutputTopic: "features",
 		DLQTopic: "points.dlq", Group: "distfeat", Window: "set", WindowGap: 30 * time.Second,
-		IdleTimeout: time.Minute, MaxOpenWindows: 1000, MaxMessageBytes: 1 << 20,
+		IdleTimeout: time.Minute, MaxOpenWindows: 1000, MaxMessageBytes: 1 << 20, MaxOutputBytes: 1_000_000, MaxBufferBytes: 128 << 20,
 		SessionTimeout: 10 * time.Second, CommitInterval: time.Second, MetricsAddr: ":9464",
 		ShutdownTimeout: 20 * time.Second, LogLevel: "info", LogFormat: "text",
 	}

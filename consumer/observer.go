@@ -54,6 +54,9 @@ func (o *observer) OnFinalize(family string, elapsed time.Duration) {
 	}
 }
 
+// OnCloseMarker counts close_markers_total{result} (processor.MarkerObserver).
+func (o *observer) OnCloseMarker(result string) { o.m.CloseMarkers.WithLabelValues(result).Inc() }
+
 // OnEncodeError logs the dropped window and counts it in produce_errors_total.
 func (o *observer) OnEncodeError(set string, seq uint64, err error) {
 	o.log.Error("encode feature record", "partition", o.partition, "set", set, "seq", seq, "err", err)

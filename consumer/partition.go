@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
 	"github.com/distfeat/distfeat/processor"
@@ -26,7 +27,14 @@ type partition struct {
 	committed int64        // last committed offset (-1: none by this loop)
 	lastMeta  string
 
+	budget   budget
+	queued   *byteGate        // bytes of fetched records not yet processed (queue stage)
+	outGauge prometheus.Gauge // buffered_bytes{stage="output"}: pending and in-flight output
+
+	markers []processor.CloseRequest // idle closes whose markers are not yet written
+
 	pending      []kafka.Message // output waiting for the next flush, in order
+	pendingBytes int64           // their bytes
 	pendingFirst int64           // lowest window first offset (or DLQ offset) in pending; -1 when empty
 	pendingEnds  []int64         // window end event times in pending, for emit latency
 	out          *pipeline
@@ -40,9 +48,10 @@ type partition struct {
 // already fetched, up to this many. Windows closed by one call are finalised together.
 const fetchBatch = 64
 
-func newPartition(w *Worker, gen *kafka.Generation, id int, start int64, checkpoint string) *partition {
+func newPartition(w *Worker, gen *kafka.Generation, id int, start int64, checkpoint string, b budget) *partition {
 	return &partition{
-		w: w, gen: gen, id: id, label: partitionLabel(id), start: start,
+		w: w, gen: gen, id: id, label: partitionLabel(id), start: start, budget: b,
+		outGauge:     w.metrics.BufferedBytes.WithLabelValues("output"),
 		committed:    -1,
 		pendingFirst: -1,
 		lastMeta:     checkpoint,
@@ -58,13 +67,18 @@ func (p *partition) newProcessor() error {
 		MaxMessageBytes:    w.cfg.MaxMessageBytes,
 		MaxPointsPerRecord: w.cfg.MaxPointsPerRecord,
 		AllowKeyless:       w.cfg.AllowKeyless,
+		Group:              w.cfg.Group,
 		MaxOutputBytes:     w.cfg.OutputBatchBytes,
 	}, w.emb, w.out, obs, w.clock)
 	if err != nil {
 		return err
 	}
 	if err := proc.Restore(p.lastMeta, max(p.start, 0)); err != nil {
-		w.log.Warn("starting without replay suppression", "partition", p.id, "err", err)
+		if !w.cfg.ResetCheckpoints {
+			return &fatalError{fmt.Errorf("consumer: partition %d: %w; the group %q was run with another DISTFEAT_WINDOW or DISTFEAT_SPEC: restore them, use a new DISTFEAT_GROUP, or start once with DISTFEAT_RESET_CHECKPOINTS=true to resume from the committed offsets without replay suppression",
+				p.id, err, w.cfg.Group)}
+		}
+		w.log.Warn("DISTFEAT_RESET_CHECKPOINTS: ignoring the committed checkpoint, starting without replay suppression", "partition", p.id, "err", err)
 	}
 	p.proc = proc
 	if p.start >= 0 {
@@ -84,9 +98,9 @@ func (p *partition) startReader(ctx context.Context) (<-chan kafka.Message, func
 		Partition:      p.id,
 		Dialer:         w.cfg.Dialer,
 		MinBytes:       1,
-		MaxBytes:       w.cfg.MaxMessageBytes + (1 << 20),
+		MaxBytes:       p.budget.fetchMax,
 		MaxWait:        250 * time.Millisecond,
-		QueueCapacity:  256,
+		QueueCapacity:  p.budget.fetchCap,
 		ReadBackoffMin: 50 * time.Millisecond,
 		ReadBackoffMax: time.Second,
 		ErrorLogger: kafka.LoggerFunc(func(msg string, args ...any) {
@@ -101,6 +115,8 @@ func (p *partition) startReader(ctx context.Context) (<-chan kafka.Message, func
 		reader.Close()
 		return nil, nil, fmt.Errorf("partition %d: set offset %d: %w", p.id, startOffset, err)
 	}
+	// The channel is the queue stage of the memory budget: each record takes its bytes from
+	// p.queued before it is sent, and handle gives them back once the processor is done.
 	msgs := make(chan kafka.Message, fetchBatch)
 	go func() {
 		defer close(msgs)
@@ -116,15 +132,28 @@ func (p *partition) startReader(ctx context.Context) (<-chan kafka.Message, func
 				}
 				continue
 			}
+			n := messageBytes(m)
+			if !p.queued.acquire(ctx, n) {
+				return
+			}
 			select {
 			case msgs <- m:
 			case <-ctx.Done():
+				p.queued.release(n)
 				return
 			}
 		}
 	}()
-	w.log.Info("partition assigned", "partition", p.id, "start_offset", startOffset, "replay_until", p.proc.ReplayUntil())
-	return msgs, func() { reader.Close() }, nil
+	w.log.Info("partition assigned", "partition", p.id, "start_offset", startOffset, "replay_until", p.proc.ReplayUntil(),
+		"fetch_queue_records", p.budget.fetchCap, "fetch_max_bytes", p.budget.fetchMax, "queue_bytes", p.budget.queue, "output_bytes", p.budget.output)
+	// closeReader runs after ctx ended: wait for the goroutine, return what it queued.
+	closeReader := func() {
+		for range msgs {
+		}
+		reader.Close()
+		p.queued.release(p.queued.held())
+	}
+	return msgs, closeReader, nil
 }
 
 // run processes the partition until the generation ends (genCtx) or the worker stops (ctx).
@@ -138,19 +167,27 @@ func (p *partition) run(ctx, genCtx context.Context) error {
 	}
 	readerCtx, stopReader := context.WithCancel(genCtx)
 	defer stopReader()
+	p.queued = newByteGate(p.budget.queue, w.metrics.BufferedBytes.WithLabelValues("queue"))
 	msgs, closeReader, err := p.startReader(readerCtx)
 	if err != nil {
 		return err
 	}
-	defer closeReader()
+	defer func() {
+		stopReader()
+		closeReader()
+	}()
 	go p.trackLag(readerCtx)
 	defer func() {
 		w.metrics.ConsumerLag.DeleteLabelValues(p.label)
 		w.metrics.CommittedOffset.DeleteLabelValues(p.label)
 	}()
 
-	p.out = newPipeline(w, p.id, w.cfg.MaxInFlight)
-	defer p.out.close()
+	p.out = newPipeline(w, p.id, w.cfg.MaxInFlight, p.budget.output)
+	defer func() {
+		p.out.close()
+		p.outGauge.Sub(float64(p.pendingBytes))
+		p.pendingBytes = 0
+	}()
 
 	// A flush blocks while the pipeline is full (back-pressure, e.g. the output topic refuses
 	// writes); it must give way to a worker stop as well as to a generation end, or a stop
@@ -166,6 +203,7 @@ func (p *partition) run(ctx, genCtx context.Context) error {
 	expireTick := time.NewTicker(expireInterval(w.cfg.Window.IdleTimeout))
 	defer expireTick.Stop()
 	defer p.updateGauges(true)
+	defer p.clearMarkerStall()
 
 	for {
 		select {
@@ -184,13 +222,13 @@ func (p *partition) run(ctx, genCtx context.Context) error {
 			if err := p.handle(m, msgs); err != nil {
 				return err
 			}
-			if len(p.pending) >= w.cfg.FlushMessages {
+			if len(p.pending) >= w.cfg.FlushMessages || p.pendingBytes >= int64(w.cfg.OutputBatchBytes) {
 				_ = p.flush(loopCtx) // fails only when the loop is ending
 			}
 		case <-flushTick.C:
 			_ = p.flush(loopCtx)
 		case <-expireTick.C:
-			p.queue(p.proc.ExpireIdle())
+			p.requestCloses(loopCtx)
 			p.updateGauges(false)
 		case <-commitTick.C:
 			p.tryCommit(genCtx)
@@ -205,15 +243,20 @@ func (p *partition) run(ctx, genCtx context.Context) error {
 // as before.
 func (p *partition) handle(m kafka.Message, more <-chan kafka.Message) error {
 	limit := min(fetchBatch, max(p.w.cfg.FlushMessages-len(p.pending), 1))
+	// Dead letters are as large as their records: take no more input bytes than the pending
+	// output has room for before the next flush (at least one record).
+	room := int64(p.w.cfg.OutputBatchBytes) - p.pendingBytes
 	p.fetched = append(p.fetched[:0], m)
+	taken := messageBytes(m)
 drain:
-	for len(p.fetched) < limit {
+	for len(p.fetched) < limit && taken < room {
 		select {
 		case m, ok := <-more:
 			if !ok {
 				break drain
 			}
 			p.fetched = append(p.fetched, m)
+			taken += messageBytes(m)
 		default:
 			break drain
 		}
@@ -230,6 +273,7 @@ drain:
 		})
 	}
 	res, err := p.proc.Process(p.recs...)
+	p.queued.release(taken)
 	clear(p.fetched) // the reused buffers must not keep the records' values alive
 	clear(p.recs)
 	clear(p.hdrs)
@@ -252,7 +296,11 @@ func (p *partition) queue(res processor.Result) {
 		for i, h := range m.Headers {
 			headers[i] = kafka.Header{Key: h.Key, Value: h.Value}
 		}
-		p.pending = append(p.pending, kafka.Message{Topic: topic, Key: m.Key, Value: m.Value, Headers: headers, Time: m.Time})
+		km := kafka.Message{Topic: topic, Key: m.Key, Value: m.Value, Headers: headers, Time: m.Time}
+		p.pending = append(p.pending, km)
+		n := messageBytes(km)
+		p.pendingBytes += n
+		p.outGauge.Add(float64(n))
 		p.pendingEnds = append(p.pendingEnds, m.EventEnd)
 		if p.pendingFirst < 0 || m.FirstOffset < p.pendingFirst {
 			p.pendingFirst = m.FirstOffset
@@ -269,11 +317,11 @@ func (p *partition) flush(ctx context.Context) error {
 		return nil
 	}
 	b := &outBatch{msgs: p.pending, ends: p.pendingEnds, first: p.pendingFirst, through: p.proc.Next(),
-		commit: p.proc.CommitPoint()}
+		commit: p.proc.CommitPoint(), bytes: p.pendingBytes}
 	if err := p.out.submit(ctx, b); err != nil {
 		return err
 	}
-	p.pending, p.pendingEnds, p.pendingFirst = nil, nil, -1
+	p.pending, p.pendingEnds, p.pendingFirst, p.pendingBytes = nil, nil, -1, 0
 	return nil
 }
 
@@ -291,30 +339,34 @@ func (p *partition) commitCandidate() (processor.CommitPoint, bool) {
 	return acked, ok
 }
 
-// tryCommit commits the candidate position if it differs from the last commit.
-func (p *partition) tryCommit(ctx context.Context) {
+// tryCommit commits the candidate position if it differs from the last commit. It returns
+// the commit's error (nil when there was nothing to commit).
+func (p *partition) tryCommit(ctx context.Context) error {
 	next := p.proc.Next()
 	if next == 0 && p.committed < 0 {
-		return // nothing read yet
+		return nil // nothing read yet
 	}
 	cp, ok := p.commitCandidate()
 	if !ok || cp.Offset < p.committed || (cp.Offset == p.committed && cp.Metadata == p.lastMeta) {
 		if p.committed < next {
 			p.w.metrics.CommitDeferred.Inc()
 		}
-		return
+		return nil
 	}
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := p.w.commit(cctx, p.gen, p.id, cp.Offset, cp.Metadata); err != nil {
 		p.w.log.Warn("commit failed (will retry)", "partition", p.id, "offset", cp.Offset, "err", err)
-		return
+		return err
 	}
 	p.committed, p.lastMeta = cp.Offset, cp.Metadata
 	p.w.metrics.CommittedOffset.WithLabelValues(p.label).Set(float64(cp.Offset))
+	return nil
 }
 
-// shutdown flushes everything, waits for acknowledgements and commits (SIGTERM path).
+// shutdown flushes everything, waits for acknowledgements and commits (SIGTERM path). A
+// partition whose output is not acknowledged, or whose commit fails, within ShutdownTimeout
+// is recorded as unclean: Run then returns ErrShutdownIncomplete (non-zero exit).
 func (p *partition) shutdown(genCtx context.Context) error {
 	ctx, cancel := context.WithTimeout(context.Background(), p.w.cfg.ShutdownTimeout)
 	defer cancel()
@@ -325,13 +377,25 @@ func (p *partition) shutdown(genCtx context.Context) error {
 		case <-ctx.Done():
 		}
 	}()
+	var failure error
 	if err := p.flush(ctx); err != nil {
+		failure = fmt.Errorf("flush: %w", err)
 		p.w.log.Warn("shutdown: flush incomplete", "partition", p.id, "err", err)
 	}
 	if err := p.out.drain(ctx); err != nil {
+		failure = fmt.Errorf("output not acknowledged: %w", err)
 		p.w.log.Warn("shutdown: output not fully acknowledged; the next owner replays it", "partition", p.id, "err", err)
 	}
-	p.tryCommit(ctx)
+	if err := p.tryCommit(ctx); err != nil && failure == nil {
+		failure = fmt.Errorf("commit: %w", err)
+	}
+	if failure != nil {
+		unacked := p.out.unackedMessages() + len(p.pending)
+		uncommitted := p.proc.Next() - max(p.committed, p.start, 0)
+		p.w.unclean.add(unacked, uncommitted)
+		p.w.log.Error("shutdown incomplete: partition not committed; the next owner replays it", "partition", p.id,
+			"committed", p.committed, "next", p.proc.Next(), "uncommitted_records", uncommitted, "unacknowledged_messages", unacked, "err", failure)
+	}
 	p.w.log.Info("partition stopped", "partition", p.id, "committed", p.committed, "open_windows", p.proc.Open())
 	return nil
 }
@@ -403,4 +467,13 @@ func expireInterval(idle time.Duration) time.Duration {
 		d = time.Second
 	}
 	return d
+}
+
+// messageBytes is a record's size as the memory budget counts it: key, value and headers.
+func messageBytes(m kafka.Message) int64 {
+	n := len(m.Key) + len(m.Value)
+	for _, h := range m.Headers {
+		n += len(h.Key) + len(h.Value)
+	}
+	return int64(n)
 }

@@ -2,11 +2,10 @@ package consumer
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
 	"github.com/distfeat/distfeat/processor"
@@ -19,6 +18,7 @@ type outBatch struct {
 	ends    []int64 // window end event time (ms) per message; -1 for dead letters
 	first   int64   // lowest input offset any message depends on
 	through int64   // the partition's next offset when the batch was cut
+	bytes   int64   // messageBytes of msgs (the output stage of the memory budget)
 
 	// commit is the commit position captured when the batch was cut: the window manager's
 	// safe offset and checkpoint at `through`. It may be committed once this batch and
@@ -37,6 +37,11 @@ type pipeline struct {
 	cancel    context.CancelFunc
 	done      chan struct{}
 
+	label     string           // partition label of the metrics
+	bytes     *byteGate        // bytes in flight (back-pressure by bytes as well as by batches)
+	gauge     prometheus.Gauge // buffered_bytes{stage="output"}, shared with the partition
+	stallKind string           // "" or the kind of the current output failure (writer goroutine only)
+
 	mu       sync.Mutex
 	inflight []*outBatch           // submitted, not yet acknowledged, in order
 	acked    processor.CommitPoint // commit position of the last acknowledged batch
@@ -44,10 +49,11 @@ type pipeline struct {
 	idle     *sync.Cond
 }
 
-func newPipeline(w *Worker, partition int, maxInFlight int) *pipeline {
+func newPipeline(w *Worker, partition int, maxInFlight int, maxBytes int64) *pipeline {
 	ctx, cancel := context.WithCancel(context.Background())
 	pl := &pipeline{
-		w: w, partition: partition,
+		w: w, partition: partition, label: partitionLabel(partition),
+		bytes: newByteGate(maxBytes, nil), gauge: w.metrics.BufferedBytes.WithLabelValues("output"),
 		queue: make(chan *outBatch, maxInFlight),
 		ctx:   ctx, cancel: cancel, done: make(chan struct{}),
 	}
@@ -56,8 +62,12 @@ func newPipeline(w *Worker, partition int, maxInFlight int) *pipeline {
 	return pl
 }
 
-// submit enqueues a batch, blocking while the pipeline is full.
+// submit enqueues a batch, blocking while the pipeline is full (MaxInFlight batches, or its
+// byte share in flight).
 func (pl *pipeline) submit(ctx context.Context, b *outBatch) error {
+	if !pl.bytes.acquire(ctx, b.bytes) {
+		return ctx.Err()
+	}
 	pl.mu.Lock()
 	pl.inflight = append(pl.inflight, b)
 	pl.mu.Unlock()
@@ -73,6 +83,7 @@ func (pl *pipeline) submit(ctx context.Context, b *outBatch) error {
 		}
 		pl.idle.Broadcast()
 		pl.mu.Unlock()
+		pl.bytes.release(b.bytes)
 		return ctx.Err()
 	}
 }
@@ -83,6 +94,17 @@ func (pl *pipeline) state() (inFlight bool, acked processor.CommitPoint, ok bool
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	return len(pl.inflight) > 0, pl.acked, pl.hasAcked
+}
+
+// unackedMessages counts the messages of submitted batches not yet acknowledged.
+func (pl *pipeline) unackedMessages() int {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	n := 0
+	for _, b := range pl.inflight {
+		n += len(b.msgs)
+	}
+	return n
 }
 
 // drain waits until every submitted batch is acknowledged or ctx ends.
@@ -109,6 +131,15 @@ func (pl *pipeline) drain(ctx context.Context) error {
 func (pl *pipeline) close() {
 	pl.cancel()
 	<-pl.done
+	pl.mu.Lock()
+	for _, b := range pl.inflight {
+		pl.gauge.Sub(float64(b.bytes))
+	}
+	pl.mu.Unlock()
+	if pl.stallKind != "" {
+		pl.w.metrics.OutputStalled.DeleteLabelValues(pl.label, pl.stallKind)
+		pl.w.stalls.clear(pl.partition)
+	}
 }
 
 func (pl *pipeline) loop() {
@@ -126,11 +157,17 @@ func (pl *pipeline) loop() {
 			pl.acked, pl.hasAcked = b.commit, true
 			pl.idle.Broadcast()
 			pl.mu.Unlock()
+			pl.bytes.release(b.bytes)
+			pl.gauge.Sub(float64(b.bytes))
 		}
 	}
 }
 
 // write retries until every message of b is acknowledged; false if the pipeline closed first.
+// A failed attempt is classified (outfail.go): retriable failures are retried with a back-off
+// up to 5 s, permanent ones every Config.PermanentRetry; either way the partition's output counts as
+// stalled (the worker is not ready, distfeat_output_stalled is 1, a log line says why and
+// what to change) until the batch is through. Nothing is dropped.
 func (pl *pipeline) write(b *outBatch) bool {
 	w := pl.w
 	msgs := b.msgs
@@ -140,53 +177,67 @@ func (pl *pipeline) write(b *outBatch) bool {
 		err := w.writer.WriteMessages(pl.ctx, msgs...)
 		now := time.Now()
 		if err == nil {
-			for _, end := range ends {
-				if end >= 0 {
-					w.metrics.EmitLatency.Observe(now.Sub(time.UnixMilli(end)).Seconds())
-				}
-			}
+			pl.observeLatency(now, ends)
+			pl.flowing()
 			return true
 		}
 		if pl.ctx.Err() != nil {
 			return false
 		}
+		var acked []int64
+		var f outputFailure
+		msgs, ends, acked, f = classifyWrite(err, msgs, ends)
+		pl.observeLatency(now, acked)
 		w.metrics.ProduceErrors.Inc()
-		// Retry only the messages that failed; the others are acknowledged.
-		var werrs kafka.WriteErrors
-		summary := err
-		if errors.As(err, &werrs) && len(werrs) == len(msgs) {
-			summary = writeErrorSummary(werrs)
-			var retryMsgs []kafka.Message
-			var retryEnds []int64
-			for i, e := range werrs {
-				if e != nil {
-					retryMsgs = append(retryMsgs, msgs[i])
-					retryEnds = append(retryEnds, ends[i])
-				} else if ends[i] >= 0 {
-					w.metrics.EmitLatency.Observe(now.Sub(time.UnixMilli(ends[i])).Seconds())
-				}
-			}
-			msgs, ends = retryMsgs, retryEnds
-		}
+		w.metrics.OutputErrors.WithLabelValues(f.topic, f.code).Inc()
 		d := bo.next()
-		w.log.Warn("output write failed, retrying", "partition", pl.partition, "messages", len(msgs), "err", summary, "retry_in", d)
+		if f.kind == failPermanent {
+			d = w.cfg.PermanentRetry
+		}
+		pl.stalled(f, len(msgs), d)
 		if !sleep(pl.ctx, d) {
 			return false
 		}
 	}
 }
 
-// writeErrorSummary condenses kafka-go's per-message errors into one line.
-func writeErrorSummary(werrs kafka.WriteErrors) error {
-	var first error
-	failed := 0
-	for _, e := range werrs {
-		if e != nil {
-			failed++
-			if first == nil {
-				first = e
-			}
+// observeLatency records the emit latency of acknowledged feature records.
+func (pl *pipeline) observeLatency(now time.Time, ends []int64) {
+	for _, end := range ends {
+		if end >= 0 {
+			pl.w.metrics.EmitLatency.Observe(now.Sub(time.UnixMilli(end)).Seconds())
 		}
 	}
-	return fmt.Errorf("%d of %d messages failed, first: %w", failed, len(werrs), first)
+}
+
+// stalled reports a failed write: the partition's stall state and gauge, and a log line
+// (an error with the remedy for a permanent failure, a warning otherwise).
+func (pl *pipeline) stalled(f outputFailure, pending int, retryIn time.Duration) {
+	w := pl.w
+	if pl.stallKind != f.kind {
+		if pl.stallKind != "" {
+			w.metrics.OutputStalled.DeleteLabelValues(pl.label, pl.stallKind)
+		}
+		pl.stallKind = f.kind
+		w.stalls.set(pl.partition, f.kind)
+		w.metrics.OutputStalled.WithLabelValues(pl.label, f.kind).Set(1)
+	}
+	attrs := []any{"partition", pl.partition, "topic", f.topic, "error", f.code, "kind", f.kind,
+		"messages", pending, "err", f.err, "retry_in", retryIn, "action", w.remedy(f)}
+	if f.kind == failPermanent {
+		w.log.Error("output write failed permanently: partition stalled, worker not ready", attrs...)
+		return
+	}
+	w.log.Warn("output write failed, retrying: worker not ready until output flows", attrs...)
+}
+
+// flowing clears the stall state after a successful write.
+func (pl *pipeline) flowing() {
+	if pl.stallKind == "" {
+		return
+	}
+	pl.w.metrics.OutputStalled.DeleteLabelValues(pl.label, pl.stallKind)
+	pl.w.stalls.clear(pl.partition)
+	pl.w.log.Info("output flowing again", "partition", pl.partition, "after", pl.stallKind)
+	pl.stallKind = ""
 }

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -63,6 +64,10 @@ type Config struct {
 	// MaxInFlight is the number of unacknowledged output batches per partition before the
 	// partition stops reading (back-pressure). Default 4.
 	MaxInFlight int
+	// PermanentRetry is how often an output write that failed permanently (a record over
+	// the broker's size limit, a deleted topic, missing authorisation) is tried again while
+	// the partition waits for the operator's fix. Default 30 s.
+	PermanentRetry time.Duration
 	// ShutdownTimeout bounds the final flush and commit on shutdown. Default 20 s.
 	ShutdownTimeout time.Duration
 	// SessionTimeout and HeartbeatInterval of the consumer group. Defaults 10 s and 1 s.
@@ -70,6 +75,17 @@ type Config struct {
 	HeartbeatInterval time.Duration
 	// RebalanceTimeout is how long the coordinator waits for members to rejoin. Default 10 s.
 	RebalanceTimeout time.Duration
+
+	// MaxBufferBytes bounds the bytes of records the worker holds outside its sketches:
+	// fetched and not yet processed, and output not yet acknowledged (see budget.go). It is
+	// divided over the partitions of each generation. Default 128 MiB.
+	MaxBufferBytes int64
+
+	// ResetCheckpoints lets a worker start on a group whose committed checkpoints were
+	// written under another spec or window mode: such partitions restart from the committed
+	// offset without replay suppression (windows after it are emitted again, computed the
+	// new way). Without it, Run fails on them (processor.ErrCheckpointMismatch).
+	ResetCheckpoints bool
 
 	// Dialer (TLS/SASL) is used by the consumer group and readers; Transport by the writer
 	// and the offset client. Nil: plain TCP.
@@ -111,6 +127,12 @@ func (c *Config) setDefaults() {
 	if c.MaxInFlight <= 0 {
 		c.MaxInFlight = 4
 	}
+	if c.MaxBufferBytes <= 0 {
+		c.MaxBufferBytes = DefaultMaxBufferBytes
+	}
+	if c.PermanentRetry <= 0 {
+		c.PermanentRetry = permanentRetry
+	}
 	if c.ShutdownTimeout <= 0 {
 		c.ShutdownTimeout = 20 * time.Second
 	}
@@ -140,10 +162,14 @@ type Worker struct {
 
 	finalizeSeconds map[string]prometheus.Observer // finalize_seconds{family}, resolved once
 
-	ready   atomic.Bool
-	running sync.WaitGroup // partition functions started in generations
-	settled sync.WaitGroup // partition functions that have not finished their own work yet
-	gauges  gauges
+	ready        atomic.Bool
+	fail         context.CancelCauseFunc // stops Run with an error (set by Run before any partition starts)
+	stalls       stalls                  // partitions whose output is failing
+	markerStalls stalls                  // partitions whose idle-close markers cannot be written
+	unclean      unclean                 // partitions whose shutdown left output unacknowledged or uncommitted
+	running      sync.WaitGroup          // partition functions started in generations
+	settled      sync.WaitGroup          // partition functions that have not finished their own work yet
+	gauges       gauges
 }
 
 // NewWorker validates the configuration and builds a worker. Nothing connects until Run.
@@ -156,10 +182,13 @@ func NewWorker(cfg Config, emb *embedding.Embedder, out *schema.Output, m *metri
 		return nil, fmt.Errorf("consumer: %w", err)
 	}
 	if cfg.OutputBatchBytes < processor.MinOutputBytes {
-		return nil, fmt.Errorf("consumer: OutputBatchBytes %d is below the minimum %d", cfg.OutputBatchBytes, processor.MinOutputBytes)
+		return nil, fmt.Errorf("consumer: DISTFEAT_MAX_OUTPUT_BYTES %d is below the minimum %d", cfg.OutputBatchBytes, processor.MinOutputBytes)
 	}
 	if emb == nil || out == nil || m == nil {
 		return nil, errors.New("consumer: embedder, output and metrics are required")
+	}
+	if err := checkFeatureSize(emb, out, cfg.OutputBatchBytes); err != nil {
+		return nil, err
 	}
 	if log == nil {
 		log = slog.Default()
@@ -193,13 +222,45 @@ func NewWorker(cfg Config, emb *embedding.Embedder, out *schema.Output, m *metri
 	return w, nil
 }
 
-// Ready reports whether the worker is a member of a group generation.
-func (w *Worker) Ready() bool { return w.ready.Load() }
+// Ready reports whether the worker is a member of a group generation and every partition's
+// output is flowing (see NotReadyReason).
+func (w *Worker) Ready() bool { return w.NotReadyReason() == "" }
+
+// NotReadyReason is "" when the worker is ready, else why not: not a member of a consumer
+// group generation, or output failing on some partitions (a missing or unwritable topic, a
+// record over a size limit, a broker refusing writes). The worker recovers by itself once
+// output flows again; /readyz serves this text.
+func (w *Worker) NotReadyReason() string {
+	if !w.ready.Load() {
+		return "not a member of a consumer-group generation"
+	}
+	if r := w.stalls.describe(); r != "" {
+		return r
+	}
+	if r := w.markerStalls.describe(); r != "" {
+		return "idle-close markers (to the input topic) failing on partition(s)" + strings.TrimPrefix(r, "output failing on partition(s)")
+	}
+	return ""
+}
 
 // Run consumes until ctx is cancelled, then stops fetching, flushes acknowledged output,
 // commits, leaves the group and returns nil. Broker outages are retried with back-off.
-func (w *Worker) Run(ctx context.Context) error {
+// It returns an error wrapping ErrShutdownIncomplete when, on the stop, some partition's
+// output was not acknowledged or its position not committed within ShutdownTimeout (the
+// next owner replays from the last commit, so nothing is lost, but the stop was not clean).
+func (w *Worker) Run(parent context.Context) (err error) {
 	defer w.writer.Close()
+	// A fatal condition found by a partition (a checkpoint of another configuration) stops
+	// the whole worker through ctx's cause, after the other partitions' clean shutdown.
+	ctx, fail := context.WithCancelCause(parent)
+	defer fail(nil)
+	w.fail = fail
+	if err := w.checkTopics(ctx); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
 	group, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
 		ID:                w.cfg.Group,
 		Brokers:           w.cfg.Brokers,
@@ -215,6 +276,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("consumer: group %q: %w", w.cfg.Group, err)
 	}
+	stopLag := w.startGroupLag(ctx) // the group's lag on every input partition (grouplag.go)
+	defer stopLag()
 	defer func() {
 		// Leave only once every partition has flushed and committed; the partitions hold
 		// their generation open until then (see below), so the group sees one departure.
@@ -222,6 +285,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		group.Close()
 		w.running.Wait()
 		w.ready.Store(false)
+		if err == nil {
+			err = w.unclean.err(w.cfg.ShutdownTimeout)
+		}
 	}()
 
 	backoff := newBackoff(200*time.Millisecond, 10*time.Second)
@@ -229,14 +295,14 @@ func (w *Worker) Run(ctx context.Context) error {
 		gen, err := group.Next(ctx)
 		if ctx.Err() != nil {
 			w.log.Info("shutting down: stopping partitions")
-			return nil
+			return fatalCause(ctx)
 		}
 		if err != nil {
 			w.ready.Store(false)
 			d := backoff.next()
 			w.log.Warn("consumer group: cannot join yet, retrying", "group", w.cfg.Group, "brokers", w.cfg.Brokers, "err", err, "retry_in", d)
 			if !sleep(ctx, d) {
-				return nil
+				return fatalCause(ctx)
 			}
 			continue
 		}
@@ -248,10 +314,11 @@ func (w *Worker) Run(ctx context.Context) error {
 			ids = append(ids, a.ID)
 		}
 		w.log.Info("joined generation", "generation", gen.ID, "member", gen.MemberID, "partitions", ids)
+		b := w.partitionBudget(len(assigned))
 		for _, a := range assigned {
 			w.running.Add(1)
 			w.settled.Add(1)
-			gen.Start(func(genCtx context.Context) { w.runPartition(ctx, genCtx, gen, a) })
+			gen.Start(func(genCtx context.Context) { w.runPartition(ctx, genCtx, gen, a, b) })
 		}
 		w.ready.Store(true)
 	}
@@ -259,7 +326,7 @@ func (w *Worker) Run(ctx context.Context) error {
 
 // runPartition is one assigned partition's life within a generation: read its commit
 // checkpoint, run its loop until the generation ends or the worker stops.
-func (w *Worker) runPartition(ctx, genCtx context.Context, gen *kafka.Generation, a kafka.PartitionAssignment) {
+func (w *Worker) runPartition(ctx, genCtx context.Context, gen *kafka.Generation, a kafka.PartitionAssignment, b budget) {
 	defer w.running.Done()
 	settled := sync.OnceFunc(w.settled.Done)
 	defer settled()
@@ -272,9 +339,13 @@ func (w *Worker) runPartition(ctx, genCtx context.Context, gen *kafka.Generation
 	if err != nil {
 		return // stopped before the checkpoint could be read; nothing was consumed
 	}
-	p := newPartition(w, gen, a.ID, a.Offset, cp)
+	p := newPartition(w, gen, a.ID, a.Offset, cp, b)
 	if err := p.run(ctx, genCtx); err != nil {
 		w.log.Error("partition loop ended with error", "partition", a.ID, "err", err)
+		var fe *fatalError
+		if errors.As(err, &fe) {
+			w.fail(fe)
+		}
 	}
 	if ctx.Err() != nil {
 		// The worker is stopping and this partition has committed. kafka-go ends a
@@ -345,6 +416,33 @@ func (w *Worker) commit(ctx context.Context, gen *kafka.Generation, partition in
 }
 
 func partitionLabel(p int) string { return strconv.Itoa(p) }
+
+// partitionBudget divides MaxBufferBytes over a generation's partitions, warning when the
+// budget is below what that many partitions hold at least.
+func (w *Worker) partitionBudget(partitions int) budget {
+	b := newBudget(w.cfg.MaxBufferBytes, partitions, w.cfg.MaxMessageBytes+(1<<20), w.cfg.OutputBatchBytes)
+	if partitions > 0 && b.requested < b.floor {
+		w.log.Warn("DISTFEAT_MAX_BUFFER_BYTES is below what the assigned partitions hold at least; memory may exceed it",
+			"max_buffer_bytes", w.cfg.MaxBufferBytes, "partitions", partitions, "per_partition", b.requested, "per_partition_floor", b.floor)
+	}
+	return b
+}
+
+// fatalError is a partition error that must stop the worker: Run returns it.
+type fatalError struct{ err error }
+
+func (e *fatalError) Error() string { return e.err.Error() }
+func (e *fatalError) Unwrap() error { return e.err }
+
+// fatalCause is nil when ctx ended because the caller stopped the worker, else the fatal
+// error a partition stopped it with.
+func fatalCause(ctx context.Context) error {
+	var fe *fatalError
+	if errors.As(context.Cause(ctx), &fe) {
+		return fe.err
+	}
+	return nil
+}
 
 // backoff is a capped exponential back-off.
 type backoff struct{ cur, min, max time.Duration }

@@ -56,7 +56,7 @@ func ExampleProcessor_Process() {
 	// Output:
 	// dead letter b error=dim offset=1
 	// feature a window-id=0 n=3
-	// commit 3 v1;4;window/v1;m=set;c=3;n=4
+	// commit 3 v2;03ebf6d83027361a;4;window/v1;m=set;c=3;n=4
 }
 
 func header(m processor.Message, key string) string {

@@ -1,6 +1,7 @@
 package processor
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -8,36 +9,66 @@ import (
 
 // Metadata is the commit metadata stored with each partition's committed offset:
 //
-//	v1;<replayUntil>;<window checkpoint>
+//	v2;<spec_id>;<replayUntil>;<window checkpoint>
 //
 // Every record below ReplayUntil was processed, and all of its output acknowledged, when the
-// offset was committed; a replay suppresses their feature records and dead letters. Window
-// is the window manager's checkpoint (window.Manager.Checkpoint).
+// offset was committed; a replay suppresses their feature records and dead letters. SpecID
+// is the spec the output was computed with: a replay under another spec would emit other
+// bytes under the same window-ids. Window is the window manager's checkpoint
+// (window.Manager.Checkpoint), which names the window mode. Metadata written before the spec
+// was recorded ("v1;<replayUntil>;<window checkpoint>") is still read, with SpecID "".
 type Metadata struct {
+	SpecID      string
 	ReplayUntil int64
 	Window      string
 }
 
-// String formats m for an offset commit.
+// ErrCheckpointMismatch is wrapped by Restore's error when the committed checkpoint was
+// written under another spec or window mode (or is not distfeat's at all): replaying with
+// this configuration would re-emit acknowledged windows under the same window-ids with other
+// bytes, or lose the watermark. The consumer refuses to start unless told to reset.
+var ErrCheckpointMismatch = errors.New("committed checkpoint does not match this configuration")
+
+// String formats m for an offset commit (v2; v1 when SpecID is empty).
 func (m Metadata) String() string {
-	return "v1;" + strconv.FormatInt(m.ReplayUntil, 10) + ";" + m.Window
+	until := strconv.FormatInt(m.ReplayUntil, 10)
+	if m.SpecID == "" {
+		return "v1;" + until + ";" + m.Window
+	}
+	return "v2;" + m.SpecID + ";" + until + ";" + m.Window
 }
 
-// ParseMetadata parses commit metadata written by Metadata.String; "" (nothing committed
-// yet, or committed by another tool) is the zero Metadata, a fresh start.
+// ParseMetadata parses commit metadata written by Metadata.String (v2, or v1 of earlier
+// versions); "" (nothing committed yet, or offsets reset by an operator's tool) is the zero
+// Metadata, a fresh start.
 func ParseMetadata(s string) (Metadata, error) {
 	if s == "" {
 		return Metadata{}, nil
 	}
-	parts := strings.SplitN(s, ";", 3)
-	if len(parts) != 3 || parts[0] != "v1" {
-		return Metadata{}, fmt.Errorf("commit metadata %q: not distfeat v1 metadata", truncate(s, 64))
+	var m Metadata
+	var until string
+	switch version, rest, _ := strings.Cut(s, ";"); version {
+	case "v1":
+		parts := strings.SplitN(rest, ";", 2)
+		if len(parts) != 2 {
+			return Metadata{}, fmt.Errorf("commit metadata %q: not distfeat metadata", truncate(s, 64))
+		}
+		until, m.Window = parts[0], parts[1]
+	case "v2":
+		parts := strings.SplitN(rest, ";", 3)
+		if len(parts) != 3 || parts[0] == "" {
+			return Metadata{}, fmt.Errorf("commit metadata %q: not distfeat metadata", truncate(s, 64))
+		}
+		m.SpecID, until, m.Window = parts[0], parts[1], parts[2]
+	default:
+		return Metadata{}, fmt.Errorf("commit metadata %q: not distfeat metadata", truncate(s, 64))
 	}
-	until, err := strconv.ParseInt(parts[1], 10, 64)
-	if err != nil || until < 0 {
+	n, err := strconv.ParseInt(until, 10, 64)
+	if err != nil || n < 0 {
 		return Metadata{}, fmt.Errorf("commit metadata %q: bad replay position", truncate(s, 64))
 	}
-	return Metadata{ReplayUntil: until, Window: parts[2]}, nil
+	m.ReplayUntil = n
+	return m, nil
 }
 
 func truncate(s string, n int) string {

@@ -41,6 +41,9 @@ type Config struct {
 	// (the consumer passes its writer's BatchBytes). Dead letters are cut to fit it (see
 	// schema.HeaderValueTruncated). Default 1,000,000; at least MinOutputBytes.
 	MaxOutputBytes int
+	// Group is the consumer group whose close markers this Processor applies; markers of
+	// other groups reading the same topic are ignored. "": every marker.
+	Group string
 }
 
 func (c *Config) setDefaults() {
@@ -121,9 +124,11 @@ func New(cfg Config, emb *embedding.Embedder, out *schema.Output, obs Observer, 
 
 // Restore resumes from a commit: metadata is the committed offset's metadata (Metadata)
 // and next the committed offset, where the caller's reading starts. Call it once, before
-// the first Process. Unreadable metadata or an unusable window checkpoint (another window
-// mode) is returned as an error, and the Processor then starts fresh from next, without
-// replay suppression: the caller logs it and continues.
+// the first Process. Metadata that is not distfeat's, or a checkpoint written under another
+// spec or window mode, is returned as an error wrapping ErrCheckpointMismatch, and the
+// Processor is then fresh from next, without replay suppression: the caller decides whether
+// that is acceptable (the consumer refuses to start unless told to reset). v1 metadata
+// (no spec recorded) is trusted for the spec.
 func (p *Processor) Restore(metadata string, next int64) error {
 	if p.seen {
 		return errors.New("processor: Restore after Process")
@@ -132,11 +137,15 @@ func (p *Processor) Restore(metadata string, next int64) error {
 	meta, err := ParseMetadata(metadata)
 	if err != nil {
 		_ = p.mgr.Restore("", 0)
-		return fmt.Errorf("processor: ignoring commit metadata: %w", err)
+		return fmt.Errorf("processor: %w: %w", ErrCheckpointMismatch, err)
+	}
+	if meta.SpecID != "" && meta.SpecID != p.specID {
+		_ = p.mgr.Restore("", 0)
+		return fmt.Errorf("processor: %w: committed under spec_id %s, this worker's spec is %s", ErrCheckpointMismatch, meta.SpecID, p.specID)
 	}
 	if err := p.mgr.Restore(meta.Window, meta.ReplayUntil); err != nil {
 		_ = p.mgr.Restore("", 0)
-		return fmt.Errorf("processor: ignoring the window checkpoint: %w", err)
+		return fmt.Errorf("processor: %w: %w", ErrCheckpointMismatch, err)
 	}
 	p.replayUntil = meta.ReplayUntil
 	return nil
@@ -180,7 +189,7 @@ type CommitPoint struct {
 func (p *Processor) CommitPoint() CommitPoint {
 	return CommitPoint{
 		Offset:   p.mgr.SafeOffset(p.next),
-		Metadata: Metadata{ReplayUntil: p.next, Window: p.mgr.Checkpoint()}.String(),
+		Metadata: Metadata{SpecID: p.specID, ReplayUntil: p.next, Window: p.mgr.Checkpoint()}.String(),
 	}
 }
 
@@ -205,6 +214,10 @@ func (p *Processor) SizeBytes() int { return p.mgr.SizeBytes() }
 func (p *Processor) process(rec *Record) {
 	p.next, p.seen = rec.Offset+1, true
 	replaying := rec.Offset < p.replayUntil
+	if rec.isControl() {
+		p.control(rec, replaying)
+		return
+	}
 	if replaying {
 		p.obs.OnRecord(ResultReplayed)
 	}

@@ -221,28 +221,47 @@ func TestProcessOutOfOrder(t *testing.T) {
 	}
 }
 
-// TestRestoreUnusable: unreadable metadata and a checkpoint of another window mode are
-// reported, and the processor starts fresh (no replay suppression) from the given offset.
+// TestRestoreUnusable: metadata that is not distfeat's, a checkpoint of another window mode
+// and one written under another spec are reported as ErrCheckpointMismatch (the consumer
+// refuses to start on it unless told to reset), and the processor is then fresh (no replay
+// suppression) from the given offset. v1 metadata (before the spec was recorded) of the
+// same mode is still restored.
 func TestRestoreUnusable(t *testing.T) {
 	e := newEnv(t, smallSpec)
 	timeMode := window.Config{Mode: "time", Size: 1000}
 	tp, _ := e.newProc(Config{Window: timeMode}, nil)
 	processAll(t, tp, numbered(0, jsonRec("a", `{"points": [[0.1, 0.2]], "t": 1700000000000}`)), 0)
-	for _, meta := range []string{"v2;3;x", "v1;x;", tp.CommitPoint().Metadata} {
+	other := newEnv(t, mmdSpec)
+	op, _ := other.newProc(Config{}, nil)
+	processAll(t, op, numbered(0, jsonRec("a", `{"points": [[0.1, 0.2]]}`)), 0)
+	for _, meta := range []string{"v3;3;x", "v1;x;", "v2;;1;", "garbage", tp.CommitPoint().Metadata, op.CommitPoint().Metadata} {
 		p, c := e.newProc(Config{}, nil)
-		if err := p.Restore(meta, 7); err == nil {
-			t.Errorf("Restore(%q) in set mode: no error", meta)
+		if err := p.Restore(meta, 7); !errors.Is(err, ErrCheckpointMismatch) {
+			t.Errorf("Restore(%q) in set mode with spec %s: %v, want ErrCheckpointMismatch", meta, e.emb.Spec().ID(), err)
 		}
 		res := processAll(t, p, numbered(7, jsonRec("a", `{"points": [[0.1, 0.2]], "end": true}`)), 0)
 		if len(res) != 1 || c.records[ResultReplayed] != 0 || p.Replaying() {
 			t.Errorf("after Restore(%q): %d messages, %d replayed; want a fresh start", meta, len(res), c.records[ResultReplayed])
 		}
 	}
+	sp, _ := e.newProc(Config{}, nil)
+	processAll(t, sp, numbered(0, jsonRec("a", `{"points": [[0.1, 0.2]]}`)), 0)
+	cur, err := ParseMetadata(sp.CommitPoint().Metadata)
+	if err != nil || cur.SpecID != e.emb.Spec().ID() {
+		t.Fatalf("commit metadata %q: spec %q, %v; want spec %s", sp.CommitPoint().Metadata, cur.SpecID, err, e.emb.Spec().ID())
+	}
+	for _, meta := range []string{sp.CommitPoint().Metadata, Metadata{ReplayUntil: cur.ReplayUntil, Window: cur.Window}.String()} {
+		p, _ := e.newProc(Config{}, nil)
+		if err := p.Restore(meta, 0); err != nil || p.ReplayUntil() != 1 {
+			t.Errorf("Restore(%q) = %v, replay until %d; want nil, 1", meta, err, p.ReplayUntil())
+		}
+	}
 }
 
 // TestMetadataRoundTrip: Metadata.String and ParseMetadata agree, and "" is a fresh start.
 func TestMetadataRoundTrip(t *testing.T) {
-	for _, m := range []Metadata{{}, {ReplayUntil: 42, Window: "window/v1;m=set;c=40;n=42"}, {ReplayUntil: 1 << 40, Window: "a;b;c"}} {
+	for _, m := range []Metadata{{}, {ReplayUntil: 42, Window: "window/v1;m=set;c=40;n=42"}, {ReplayUntil: 1 << 40, Window: "a;b;c"},
+		{SpecID: "03ebf6d83027361a", ReplayUntil: 42, Window: "window/v1;m=set;c=40;n=42"}, {SpecID: "x", Window: "a;b"}} {
 		got, err := ParseMetadata(m.String())
 		if err != nil || got != m {
 			t.Errorf("ParseMetadata(%q) = %+v, %v; want %+v", m.String(), got, err, m)
@@ -251,7 +270,7 @@ func TestMetadataRoundTrip(t *testing.T) {
 	if m, err := ParseMetadata(""); err != nil || m != (Metadata{}) {
 		t.Errorf(`ParseMetadata("") = %+v, %v`, m, err)
 	}
-	for _, bad := range []string{"v1", "v1;-1;", "v0;1;x", "garbage"} {
+	for _, bad := range []string{"v1", "v1;-1;", "v0;1;x", "garbage", "v2;abc;1", "v2;;1;x", "v2;abc;-1;x"} {
 		if _, err := ParseMetadata(bad); err == nil {
 			t.Errorf("ParseMetadata(%q): no error", bad)
 		}

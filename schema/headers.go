@@ -37,3 +37,24 @@ const (
 	// letter because they alone would not fit the output message limit.
 	HeaderHeadersDropped = "headers-dropped"
 )
+
+// Control records: a worker appends them to its own input partition to make a
+// processing-time decision durable (an idle timeout closing a set's windows). They carry the
+// set's key, an empty value and these headers; the processor applies them at their position
+// and never treats them as points or dead letters. Other consumers of the input topic should
+// skip records with a HeaderControl header.
+const (
+	// HeaderControl marks a control record; its value says what it does (ControlClose).
+	HeaderControl = "distfeat-control"
+	// ControlClose is HeaderControl's value on an idle-close marker.
+	ControlClose = "close"
+	// HeaderCloseAfter is the input offset (decimal) the worker had read when it decided the
+	// set was idle: the marker closes the set's windows only if no points arrived after it.
+	HeaderCloseAfter = "distfeat-close-after"
+	// HeaderCloseSeq is the window-id (decimal) of the set's earliest open window when the
+	// marker was written (informational: logs and operators).
+	HeaderCloseSeq = "distfeat-close-seq"
+	// HeaderCloseGroup is the consumer group of the worker that wrote the marker: workers of
+	// other groups reading the same topic ignore it (their windows are their own).
+	HeaderCloseGroup = "distfeat-close-group"
+)

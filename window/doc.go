@@ -46,7 +46,7 @@
 //
 // Seq is replay-stable (docs/CONTRACTS.md): in time mode it is the window number k =
 // floor(start/Hop), converted to uint64 (two's complement for windows starting before the
-// epoch); otherwise it is FirstOffset<<20 | the ordinal, within its record, of the window's
+// epoch), or a reopen id (see Capacity and expiry); otherwise it is FirstOffset<<20 | the ordinal, within its record, of the window's
 // first point (Input.Index plus the point's position in the batch).
 //
 // # Capacity and expiry
@@ -58,7 +58,15 @@
 // close a set's windows as a whole, in the same way End does in set, count and session modes.
 // In time mode, windows closed early by eviction or expiry leave a small per-set tombstone
 // (set name and window number) until the watermark passes them, so that a later input for
-// such a window is late instead of re-opening a window with an already used Seq.
+// such a window is late instead of re-opening a window with an already used Seq. Tombstones
+// are bounded: at most 16 × MaxOpen per partition. Beyond that the tombstone with the
+// earliest window end (then the oldest) is forgotten and only the highest forgotten window
+// number F is kept. While F is set (until the watermark passes window F's end), a set that
+// opens state without a tombstone — a new set, or one whose tombstone was forgotten — gives
+// its windows ≤ F a reopen id instead of the window number: the top bit set and 63 bits of a
+// hash of (window number, offset and point index of the input that opened the state). Such a
+// window has the usual time bounds and all of its points; its id is new, so no (set, Seq) is
+// ever emitted twice with different contents (up to a 2⁻⁶³ hash collision per pair).
 //
 // Set and count modes keep at most ceil(Size/Hop) windows per set, and Config.Validate
 // requires MaxOpen to be at least that, so Open() ≤ MaxOpen always holds there. In time and
@@ -78,9 +86,16 @@
 // skipped, and windows closed (or records dead-lettered) before the checkpoint are not
 // emitted (or reported) again.
 //
-// Idle expiry is processing-time and therefore outside this guarantee. Eviction is inside
-// it in set and count modes, and outside it in time and session modes, where which windows
-// a replay must evict depends on windows that opened before the cut.
+// Idle expiry by Expire is processing-time and therefore outside this guarantee. ExpireDue and
+// CloseMarker bring it inside: ExpireDue only asks for a close marker, the caller appends it
+// to the input partition, and CloseMarker closes the set's windows where the marker sits in
+// the log, by a rule that reads only the log (the set has windows and got no points after
+// the request's offset), so a replay decides the same. In time mode the tombstone a close
+// leaves keeps the cut at or below the first record of the windows it closed while it lives
+// (and while records judged with it are after the cut), so a replay rebuilds it. Eviction is
+// inside the guarantee in set and count modes, and outside it in time and session modes,
+// where which windows a replay must evict depends on windows that opened before the cut (and
+// so is the reopen-id rule, which forgetting tombstones beyond the bound starts).
 //
 // A Manager serves one partition from one goroutine; it is not safe for concurrent use.
 package window

@@ -37,7 +37,7 @@ func (m *Manager[S]) CheckLate(ins []Input) error {
 			}
 		}
 		if m.mode == ModeTime {
-			if tk, ok := m.tombs[in.Set]; ok && m.kLo(floorDiv(t, m.pane)) <= tk {
+			if m.closedEarly(in.Set, m.kLo(floorDiv(t, m.pane))) {
 				return fmt.Errorf("window: %w: batch %d (set %q, event time %d): its window was closed early (idle or evicted)",
 					ErrLate, i, in.Set, t)
 			}

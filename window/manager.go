@@ -96,8 +96,12 @@ type Manager[S Sketch[S]] struct {
 	timeEnds             iheap[int64]             // time: distinct next-window ends of the sets (lazy)
 	timeBuckets          map[int64][]*key[S]      // time: sets by the end of their next window
 	sessHeap             iheap[*pane[S]]          // session: sessions by close time
-	tombs                map[string]int64         // time: set → last window closed early
-	tombHeap             iheap[tomb]              // time: tombstones by window end (lazy)
+	tombs                map[string]tomb          // time: set → its tombstone (windows ≤ k closed early)
+	tombHeap             iheap[tomb]              // time: tombstones by window end, then age (lazy)
+	tombFirst            iheap[tomb]              // time: tombstones by the first offset of their windows (lazy; pins the cut)
+	tombN                uint64                   // time: tombstones made so far
+	maxTombs             int                      // time: tombstones kept exactly (tombsPerOpen × MaxOpen)
+	forgot               int64                    // time: highest window number of a forgotten tombstone (noWindow: none)
 	cut                  cutState                 // the last SafeOffset result
 	sessOrder            func(a, b *pane[S]) bool // heap order of sessions
 }
@@ -107,14 +111,18 @@ type key[S Sketch[S]] struct {
 	set        string
 	prev, next *key[S] // LRU list
 	last       time.Time
-	lastOff    int64      // offset of the last input that added points
+	lastOff    int64      // offset of the last input that added points (time: or that a replay skipped)
 	open       int        // open windows of this set
 	panes      []*pane[S] // set: one; count: consecutive pane numbers; time: sorted by pane number; session: sessions sorted by event time
 	pos        int64      // count: points in the set's current sequence
 	closedEnd  int64      // count: position where the last window closed by count ended
 	emitted    int64      // time: highest window number closed (math.MinInt64: none)
-	nextEnd    int64      // time: end of the next window to close
-	bucketIx   int        // time: index in timeBuckets[nextEnd], -1 when in none
+	reopenTo   int64      // time: windows ≤ it get reopen ids (the set may have had them closed early; math.MinInt64: none)
+	bornOff    int64      // time: offset and point index of the input that created this state (reopen ids)
+	bornIdx    int
+	requested  int64 // the Manager's last offset when a close marker was last requested (ExpireDue)
+	nextEnd    int64 // time: end of the next window to close
+	bucketIx   int   // time: index in timeBuckets[nextEnd], -1 when in none
 }
 
 // pane is a run of points that stay together in every window: a set window, a count or
@@ -138,7 +146,12 @@ type pane[S Sketch[S]] struct {
 type tomb struct {
 	set string
 	k   int64
-	end int64 // end of window k: the tombstone is dropped once the watermark reaches it
+	end int64  // end of window k: the tombstone is dropped once the watermark reaches it
+	n   uint64 // creation ordinal: ties of end are forgotten oldest first
+	// first is the offset of the earliest record of the windows closed early, and startME the
+	// max event time at its start: the cut stays at or below it while the tombstone lives, so
+	// a replay reads the records and the close marker again and rebuilds the tombstone.
+	first, startME int64
 }
 
 // NewManager returns a Manager for cfg (validated with Config.Validate). newSketch makes an
@@ -188,8 +201,14 @@ func NewManager[S Sketch[S]](cfg Config, newSketch func() S, clock Clock) (*Mana
 		return seqOf(a) < seqOf(b)
 	}
 	m.sessHeap = iheap[*pane[S]]{less: m.sessOrder, setIx: func(p *pane[S], i int) { p.heapIx = i }}
-	m.tombHeap = iheap[tomb]{less: func(a, b tomb) bool { return a.end < b.end }}
-	m.tombs = make(map[string]int64)
+	m.tombHeap = iheap[tomb]{less: func(a, b tomb) bool { return a.end < b.end || a.end == b.end && a.n < b.n }}
+	m.tombFirst = iheap[tomb]{less: func(a, b tomb) bool { return a.first < b.first }}
+	m.tombs = make(map[string]tomb)
+	m.maxTombs = math.MaxInt
+	if cfg.MaxOpen <= math.MaxInt/tombsPerOpen {
+		m.maxTombs = tombsPerOpen * cfg.MaxOpen
+	}
+	m.forgot = noWindow
 	return m, nil
 }
 
@@ -208,17 +227,7 @@ func (m *Manager[S]) Add(in Input) ([]Closed[S], error) {
 	if err != nil {
 		return nil, err
 	}
-	if !m.started && m.replayUntil != math.MinInt64 && in.Offset < m.cut.c {
-		// Replay starts below the checkpoint's cut: its watermark does not apply there.
-		m.maxEvent = noEvent
-	}
-	if !m.started || in.Offset != m.lastOff {
-		m.recME = m.maxEvent
-	}
-	m.started, m.used, m.lastOff = true, true, in.Offset
-	m.replaying = in.Offset < m.replayUntil
-	m.haveNow = false
-	m.out = nil
+	m.begin(in.Offset)
 	switch m.mode {
 	case ModeSet:
 		err = m.addSet(in, n)
@@ -235,6 +244,21 @@ func (m *Manager[S]) Add(in Input) ([]Closed[S], error) {
 		err = nil
 	}
 	return out, err
+}
+
+// begin starts processing the record at offset off (its offset is already checked).
+func (m *Manager[S]) begin(off int64) {
+	if !m.started && m.replayUntil != math.MinInt64 && off < m.cut.c {
+		// Replay starts below the checkpoint's cut: its watermark does not apply there.
+		m.maxEvent = noEvent
+	}
+	if !m.started || off != m.lastOff {
+		m.recME = m.maxEvent
+	}
+	m.started, m.used, m.lastOff = true, true, off
+	m.replaying = off < m.replayUntil
+	m.haveNow = false
+	m.out = nil
 }
 
 // check validates in and returns its number of points.
@@ -358,10 +382,11 @@ func (m *Manager[S]) emit(c Closed[S], suppress bool) {
 
 // --- sets and the LRU list ---
 
-// newKey creates the state of set and makes it the most recently updated.
-func (m *Manager[S]) newKey(set string) *key[S] {
-	k := &key[S]{set: set, emitted: math.MinInt64, bucketIx: -1}
-	m.keys[set] = k
+// newKey creates the state of in's set, born at in, and makes it the most recently updated.
+func (m *Manager[S]) newKey(in Input) *key[S] {
+	k := &key[S]{set: in.Set, emitted: math.MinInt64, reopenTo: math.MinInt64, bucketIx: -1,
+		bornOff: in.Offset, bornIdx: in.Index, requested: math.MinInt64}
+	m.keys[in.Set] = k
 	m.lruPushFront(k)
 	k.last = m.nowTime()
 	return k

@@ -2,15 +2,18 @@ package window
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 )
 
 // span blocks the cut positions c with a < c ≤ b: a closed window (set/count mode) whose
-// first point is in record a and last in record b. m.spans holds the union of such spans as
-// disjoint, non-touching components sorted by a.
-type span struct{ a, b int64 }
+// first point is in record a and last in record b, or a dead tombstone (time mode) whose
+// windows' first record is a and that was last used at record b. m.spans holds the union of
+// such spans as disjoint, non-touching components sorted by a; me is the max event time at
+// the start of record a (time mode; noEvent elsewhere).
+type span struct{ a, b, me int64 }
 
 // cutState is what SafeOffset computed, for Checkpoint.
 type cutState struct {
@@ -24,15 +27,19 @@ type cutState struct {
 // checkpointPrefix versions the checkpoint format.
 const checkpointPrefix = "window/v1;"
 
-// addSpan records a closed window spanning records a … b.
-func (m *Manager[S]) addSpan(a, b int64) {
+// addSpan records a closed window (or dead tombstone) spanning records a … b; me is the max
+// event time at the start of record a.
+func (m *Manager[S]) addSpan(a, b, me int64) {
 	if a >= b {
 		return // within one record: crosses no cut
 	}
 	i := sort.Search(len(m.spans), func(i int) bool { return m.spans[i].b >= a })
 	j := i
 	for j < len(m.spans) && m.spans[j].a <= b {
-		a, b = min(a, m.spans[j].a), max(b, m.spans[j].b)
+		if m.spans[j].a < a {
+			a, me = m.spans[j].a, m.spans[j].me
+		}
+		b = max(b, m.spans[j].b)
 		j++
 	}
 	if i == j {
@@ -41,7 +48,7 @@ func (m *Manager[S]) addSpan(a, b int64) {
 	} else {
 		m.spans = append(m.spans[:i+1], m.spans[j:]...)
 	}
-	m.spans[i] = span{a, b}
+	m.spans[i] = span{a, b, me}
 }
 
 // SafeOffset returns the offset the partition may commit, given that next is the offset after
@@ -50,7 +57,11 @@ func (m *Manager[S]) addSpan(a, b int64) {
 //
 // set/count: the highest C ≤ next that no window crosses — every window with a record at ≥ C
 // has its first point at ≥ C (closed windows are remembered until the cut passes them).
-// time/session: the first offset of the oldest pane of a still-open window, or next.
+// time/session: the first offset of the oldest pane of a still-open window, or next; in time
+// mode also never past the first record of the windows of a tombstone (a set's windows
+// closed early) that was alive at a record at or after the cut, so that a replay reads those
+// records and the close marker again and judges the records after them with the same
+// tombstone.
 //
 // Checkpoint describes the cut computed by the latest call, so call the two together.
 func (m *Manager[S]) SafeOffset(next int64) int64 {
@@ -58,10 +69,13 @@ func (m *Manager[S]) SafeOffset(next int64) int64 {
 	if p := m.fifo.front(); p != nil && p.firstOff < next {
 		c, me = p.firstOff, p.startME
 	}
-	if m.mode == ModeSet || m.mode == ModeCount {
+	if first, startME, ok := m.tombCut(); ok && first < c {
+		c, me = first, startME
+	}
+	if m.mode != ModeSession {
 		i := sort.Search(len(m.spans), func(i int) bool { return m.spans[i].b >= c })
 		if i < len(m.spans) && m.spans[i].a < c {
-			c = m.spans[i].a
+			c, me = m.spans[i].a, m.spans[i].me
 		}
 		m.pruneSpans(c)
 	}
@@ -83,6 +97,12 @@ func (m *Manager[S]) pruneSpans(c int64) {
 	}
 	var firsts []int64
 	m.fifo.live(func(p *pane[S]) { firsts = append(firsts, p.firstOff) })
+	if len(m.tombs) > 0 {
+		for _, tb := range m.tombs {
+			firsts = append(firsts, tb.first) // live tombstones are cut candidates too
+		}
+		slices.Sort(firsts)
+	}
 	keep, f := m.spans[:0], 0
 	for _, s := range m.spans {
 		for f < len(firsts) && firsts[f] <= s.a {

@@ -30,7 +30,7 @@ func (m *Manager[S]) addSession(in Input, n int) error {
 			ErrLate, in.Set, t, t+m.gap, wm)
 	}
 	if k == nil {
-		k = m.newKey(in.Set)
+		k = m.newKey(in)
 	}
 	i := sort.Search(len(k.panes), func(i int) bool { return k.panes[i].maxT+m.gap > t })
 	hits := 0
@@ -116,8 +116,9 @@ func (m *Manager[S]) closeSessions(k *key[S], reason Reason, off int64) {
 }
 
 // closeSession emits session p (already detached from its set's list by the caller, or about
-// to be dropped with it). Sessions closed by gap or End below the replay limit were emitted by
-// the first run (possibly with more points) and are suppressed.
+// to be dropped with it). Sessions closed by gap, End or a close marker (idle while replaying:
+// Expire never runs as part of a replay) below the replay limit were emitted by the first run
+// (possibly with more points) and are suppressed.
 func (m *Manager[S]) closeSession(p *pane[S], reason Reason, off int64) {
 	if p.heapIx >= 0 {
 		m.sessHeap.remove(p.heapIx)
@@ -131,5 +132,5 @@ func (m *Manager[S]) closeSession(p *pane[S], reason Reason, off int64) {
 		FirstOffset: p.firstOff, LastOffset: last,
 	}
 	m.killPane(p, true)
-	m.emit(c, m.replaying && (reason == ReasonGap || reason == ReasonEnd))
+	m.emit(c, m.replaying && (reason == ReasonGap || reason == ReasonEnd || reason == ReasonIdle))
 }

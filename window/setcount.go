@@ -18,7 +18,7 @@ func (m *Manager[S]) addSet(in Input, n int) error {
 	}
 	if k == nil {
 		m.makeRoom(nil, 1)
-		k = m.newKey(in.Set)
+		k = m.newKey(in)
 		k.panes = []*pane[S]{m.newPane(k, in, 0)}
 		k.open = 1
 		m.open++
@@ -42,7 +42,7 @@ func (m *Manager[S]) closeSet(k *key[S], reason Reason, off int64) {
 		Set: k.set, Seq: seqOf(p), Start: p.firstT, End: p.lastT, N: p.n, Sketch: p.sk,
 		Reason: reason, FirstOffset: p.firstOff, LastOffset: last,
 	}
-	m.addSpan(p.firstOff, last)
+	m.addSpan(p.firstOff, last, noEvent)
 	m.killPane(p, true)
 	m.removeKey(k)
 	m.emit(c, false)
@@ -73,7 +73,7 @@ func (m *Manager[S]) addCount(in Input, n int) error {
 		return nil
 	}
 	if k == nil {
-		k = m.newKey(in.Set)
+		k = m.newKey(in)
 	}
 	for i := 0; i < n; {
 		off := k.pos % m.pane
@@ -121,7 +121,7 @@ func (m *Manager[S]) closeCount(k *key[S], w int64, off int64) {
 		Set: k.set, Seq: seqOf(first), Start: first.firstT, End: panes[nPanes-1].lastT, N: total,
 		Sketch: first.sk, Reason: ReasonCount, FirstOffset: first.firstOff, LastOffset: off,
 	}
-	m.addSpan(first.firstOff, off)
+	m.addSpan(first.firstOff, off, noEvent)
 	retire := int(m.hop / m.pane) // panes whose last window is w
 	m.killPane(first, true)
 	for _, p := range k.panes[1:retire] {
@@ -144,7 +144,7 @@ func (m *Manager[S]) resetCount(k *key[S], reason Reason, off int64) {
 	}
 	if len(k.panes) > 0 {
 		first := k.panes[0]
-		m.addSpan(first.firstOff, last)
+		m.addSpan(first.firstOff, last, noEvent)
 		if k.pos > k.closedEnd {
 			var total int64
 			for _, p := range k.panes {

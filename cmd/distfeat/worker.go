@@ -63,9 +63,10 @@ func serveWorker(ctx context.Context, cfg *config.Config, log *slog.Logger, star
 	w, err := consumer.NewWorker(consumer.Config{
 		Brokers: cfg.Brokers, InputTopic: cfg.InputTopic, OutputTopic: cfg.OutputTopic,
 		DLQTopic: cfg.DLQTopic, Group: cfg.Group, Window: wcfg,
-		MaxMessageBytes: cfg.MaxMessageBytes, ShutdownTimeout: cfg.ShutdownTimeout,
+		MaxMessageBytes: cfg.MaxMessageBytes, OutputBatchBytes: cfg.MaxOutputBytes, ShutdownTimeout: cfg.ShutdownTimeout,
 		SessionTimeout: cfg.SessionTimeout, HeartbeatInterval: cfg.SessionTimeout / 10,
 		RebalanceTimeout: cfg.SessionTimeout, CommitInterval: cfg.CommitInterval,
+		ResetCheckpoints: cfg.ResetCheckpoints, MaxBufferBytes: int64(cfg.MaxBufferBytes),
 		Dialer: dialer, Transport: transport,
 	}, emb, schema.NewOutput(spec, emb.Columns()), m, log, window.SystemClock{})
 	if err != nil {
@@ -80,8 +81,8 @@ func serveWorker(ctx context.Context, cfg *config.Config, log *slog.Logger, star
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	mux.HandleFunc("/healthz", func(rw http.ResponseWriter, _ *http.Request) { fmt.Fprintln(rw, "ok") })
 	mux.HandleFunc("/readyz", func(rw http.ResponseWriter, _ *http.Request) {
-		if !w.Ready() {
-			http.Error(rw, "not ready: not a member of a consumer-group generation", http.StatusServiceUnavailable)
+		if reason := w.NotReadyReason(); reason != "" {
+			http.Error(rw, "not ready: "+reason, http.StatusServiceUnavailable)
 			return
 		}
 		fmt.Fprintln(rw, "ready")

@@ -40,12 +40,38 @@ type Metrics struct {
 	Rebalances prometheus.Counter
 	// ProduceErrors counts failed writes to the output or dead-letter topics.
 	ProduceErrors prometheus.Counter
+	// OutputErrors counts failed output writes by topic and error (the Kafka error name, or
+	// "network"), so an alert can tell a missing topic from an oversized record.
+	OutputErrors *prometheus.CounterVec
+	// BufferedBytes is the bytes of records the worker holds outside its sketches, by stage:
+	// queue (fetched, not yet processed) and output (pending or in flight, unacknowledged);
+	// bounded by DISTFEAT_MAX_BUFFER_BYTES with the fetch stage.
+	BufferedBytes *prometheus.GaugeVec
+	// OutputStalled is 1 per partition whose output is failing, labelled with the kind of
+	// failure (retriable, permanent); while any is 1 the worker's /readyz fails.
+	OutputStalled *prometheus.GaugeVec
 	// SketchBytes is the memory held by open windows' sketches.
 	SketchBytes prometheus.Gauge
 	// DeadLetters counts records written to the dead-letter topic.
 	DeadLetters prometheus.Counter
 	// BuildInfo is 1, labelled with the version and Go version.
 	BuildInfo *prometheus.GaugeVec
+	// GroupLag is the consumer group's lag per partition of the input topic, as lag exporters
+	// and KEDA see it: high watermark minus the group's committed offset (minus the log start
+	// when nothing is committed). Every worker exports it for every partition, owned or not,
+	// so a partition nobody consumes shows growing lag; aggregate with max by (partition).
+	GroupLag *prometheus.GaugeVec
+	// GroupCommittedOffset is the group's committed offset per partition of the input topic
+	// (-1: none), read from the broker.
+	GroupCommittedOffset *prometheus.GaugeVec
+	// GroupPartitionsUnassigned is the number of input partitions no member of a Stable group
+	// has in its assignment.
+	GroupPartitionsUnassigned prometheus.Gauge
+	// GroupLagErrors counts failed group-lag polls.
+	GroupLagErrors prometheus.Counter
+	// CloseMarkers counts durable idle-close markers by result: requested, closed, stale,
+	// foreign (another group's).
+	CloseMarkers *prometheus.CounterVec
 }
 
 // New creates the collectors and registers them with reg (nil: not registered, for tests).
@@ -109,12 +135,38 @@ func New(reg prometheus.Registerer, version string) *Metrics {
 			Name: "distfeat_build_info", Help: "Always 1; labelled with the build.",
 		}, []string{"version", "goversion"}),
 	}
+	m.OutputErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "distfeat_output_errors_total", Help: "Failed output writes by topic and error (Kafka error name, or network).",
+	}, []string{"topic", "error"})
+	m.BufferedBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "distfeat_buffered_bytes", Help: "Bytes of records held outside the sketches, by stage (queue: fetched not yet processed; output: pending or unacknowledged).",
+	}, []string{"stage"})
+	m.OutputStalled = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "distfeat_output_stalled", Help: "1 while a partition's output is failing, by kind (retriable, permanent); the worker is not ready meanwhile.",
+	}, []string{"partition", "reason"})
+	m.GroupLag = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "distfeat_group_lag", Help: "Consumer-group lag per input partition (high watermark minus the group's committed offset), owned by this worker or not.",
+	}, []string{"partition"})
+	m.GroupCommittedOffset = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "distfeat_group_committed_offset", Help: "The consumer group's committed offset per input partition (-1: none), as the broker reports it.",
+	}, []string{"partition"})
+	m.GroupPartitionsUnassigned = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "distfeat_group_partitions_unassigned", Help: "Input partitions that no member of the (Stable) consumer group has assigned.",
+	})
+	m.GroupLagErrors = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "distfeat_group_lag_errors_total", Help: "Failed polls of the group's committed offsets and the input topic's watermarks.",
+	})
+	m.CloseMarkers = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "distfeat_close_markers_total", Help: "Durable idle-close markers by result (requested, closed, stale, foreign).",
+	}, []string{"result"})
 	m.BuildInfo.WithLabelValues(version, runtime.Version()).Set(1)
 	if reg != nil {
+		reg.MustRegister(m.OutputErrors, m.OutputStalled, m.BufferedBytes)
 		reg.MustRegister(m.Points, m.PointsClipped, m.Records, m.RecordsInvalid, m.EndWithoutWindow,
 			m.WindowsOpen, m.WindowsEmitted, m.WindowPoints, m.FinalizeSeconds, m.EmitLatency,
 			m.ConsumerLag, m.CommittedOffset, m.CommitDeferred, m.Rebalances, m.ProduceErrors,
-			m.SketchBytes, m.DeadLetters, m.BuildInfo)
+			m.SketchBytes, m.DeadLetters, m.BuildInfo, m.GroupLag, m.GroupCommittedOffset,
+			m.GroupPartitionsUnassigned, m.GroupLagErrors, m.CloseMarkers)
 	}
 	return m
 }

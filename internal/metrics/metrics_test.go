@@ -23,6 +23,12 @@ func TestDesignMetricsExposed(t *testing.T) {
 	m.CommittedOffset.WithLabelValues("0").Set(7)
 	m.WindowPoints.Observe(2500)
 	m.EmitLatency.Observe(0.2)
+	m.OutputErrors.WithLabelValues("features", "message_size_too_large").Inc()
+	m.OutputStalled.WithLabelValues("3", "permanent").Set(1)
+	m.BufferedBytes.WithLabelValues("queue").Set(5)
+	m.GroupLag.WithLabelValues("5").Set(11)
+	m.GroupCommittedOffset.WithLabelValues("5").Set(-1)
+	m.CloseMarkers.WithLabelValues("closed").Inc()
 
 	rec := httptest.NewRecorder()
 	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
@@ -42,6 +48,14 @@ func TestDesignMetricsExposed(t *testing.T) {
 		`distfeat_produce_errors_total `,
 		`distfeat_sketch_bytes `,
 		`distfeat_build_info{goversion="go`,
+		`distfeat_output_errors_total{error="message_size_too_large",topic="features"} 1`,
+		`distfeat_output_stalled{partition="3",reason="permanent"} 1`,
+		`distfeat_buffered_bytes{stage="queue"} 5`,
+		`distfeat_group_lag{partition="5"} 11`,
+		`distfeat_group_committed_offset{partition="5"} -1`,
+		`distfeat_group_partitions_unassigned `,
+		`distfeat_group_lag_errors_total `,
+		`distfeat_close_markers_total{result="closed"} 1`,
 	}
 	for _, w := range want {
 		if !strings.Contains(body, w) {

@@ -37,6 +37,10 @@
 //     have rejoined, so group tests are fast.
 //   - kfake.ListenFn: kfake always listens on 127.0.0.1:<port>; ListenFn honours Options.Addr.
 //   - Auto topic creation stays off (kfake's default), so topics must be seeded.
+//   - A reaper (reaper.go) enforces session timeouts kfake misses: a member that dies while
+//     waiting in JoinGroup can be left without a session timer and hold its partitions in
+//     a Stable group forever (issue 9 item 2); the reaper removes members of Stable groups
+//     that stay silent for longer than their session timeout.
 //
 // Tests should use a private kafka.Transport (and close its idle connections) rather than
 // kafka.DefaultTransport, which is process-wide and caches connections and metadata of
@@ -49,6 +53,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -93,6 +98,8 @@ type Broker struct {
 	cluster *kfake.Cluster
 	addrs   []string
 	topics  []string
+	reaper  *reaper
+	once    sync.Once
 }
 
 // Start runs a broker as described by opts and waits until it answers a metadata request
@@ -152,6 +159,7 @@ func Start(ctx context.Context, opts Options) (*Broker, error) {
 		c.Close()
 		return nil, err
 	}
+	b.reaper = startReaper(c, b.addrs, opts.Logger)
 	return b, nil
 }
 
@@ -212,7 +220,14 @@ func (b *Broker) Addrs() []string { return append([]string(nil), b.addrs...) }
 func (b *Broker) Cluster() *kfake.Cluster { return b.cluster }
 
 // Close stops the broker and closes its listener. It is safe to call more than once.
-func (b *Broker) Close() { b.cluster.Close() }
+func (b *Broker) Close() {
+	b.once.Do(func() {
+		if b.reaper != nil {
+			b.reaper.close()
+		}
+	})
+	b.cluster.Close()
+}
 
 // slogAdapter routes kfake's log lines to slog.
 type slogAdapter struct{ l *slog.Logger }
