@@ -41,3 +41,19 @@ func rffDotSIMD(path dotPath, omega []float64, n int, a, theta []float64) {
 		rffDotGo(omega, n, a, theta)
 	}
 }
+
+// rffDotTile4x6AVX512 is the AVX-512F batch kernel of rffDotBatch (dot_tile_amd64.s): θ of
+// 4 consecutive rows of omega (stride n) for 6 consecutive vectors of a (stride n),
+// written to theta[w·ldt + r]. Preconditions (checked by rffDotBatch): n ≥ 1, omega holds
+// 4·n elements, a 6·n, theta 5·ldt + 4.
+//
+//go:noescape
+func rffDotTile4x6AVX512(omega, a *float64, n int, theta *float64, ldt int)
+
+// rffTileSupported reports whether path has a batch tile kernel on this machine.
+func rffTileSupported(p dotPath) bool { return p == dotPathAVX512 && cpu.X86.HasAVX512F }
+
+// rffDotTile runs the batch tile kernel; the caller checked rffTileSupported.
+func rffDotTile(omega, a []float64, n int, theta []float64, ldt int) {
+	rffDotTile4x6AVX512(&omega[0], &a[0], n, &theta[0], ldt)
+}

@@ -347,14 +347,34 @@ func (s *hddSketch) finalize(n int64, out [][]float32) {
 	f := s.f
 	sc := f.pool.Get().(*hddScratch)
 	defer f.pool.Put(sc)
-	f.densities(sc.dens, s.counts, n, sc)
-	for k := 0; k < f.ngrids; k++ {
-		f.coefficients(sc.a[k*f.blockLen:(k+1)*f.blockLen], sc.dens[k*f.cells:(k+1)*f.cells], sc)
-	}
+	f.sketchCoefficients(sc.a, s.counts, n, out, sc)
 	f.rff.apply(sc.a, out[0])
+}
+
+// finalizeBatch is finalize for many windows: A of each window, then one batched RFF pass.
+func (f *hddFamily) finalizeBatch(ns []int64, parts []familySketch, outs [][][]float32) {
+	sc := f.pool.Get().(*hddScratch)
+	defer f.pool.Put(sc)
+	b := f.rff.getBatch(len(parts))
+	defer f.rff.putBatch(b)
+	feats := make([][]float32, len(parts))
+	for w, p := range parts {
+		f.sketchCoefficients(b.a[w*f.coefLen:(w+1)*f.coefLen], p.(*hddSketch).counts, ns[w], outs[w], sc)
+		feats[w] = outs[w][0]
+	}
+	f.rff.applyBatch(b, feats)
+}
+
+// sketchCoefficients computes a window's A (coefLen) from its binned counts into a, and
+// writes it to the `<name>_coef` column out[1] when the family has one.
+func (f *hddFamily) sketchCoefficients(a []float64, counts []int64, n int64, out [][]float32, sc *hddScratch) {
+	f.densities(sc.dens, counts, n, sc)
+	for k := 0; k < f.ngrids; k++ {
+		f.coefficients(a[k*f.blockLen:(k+1)*f.blockLen], sc.dens[k*f.cells:(k+1)*f.cells], sc)
+	}
 	if f.coef {
-		dst := out[1][:len(sc.a)]
-		for i, v := range sc.a {
+		dst := out[1][:len(a)]
+		for i, v := range a {
 			dst[i] = float32(v)
 		}
 	}
