@@ -17,13 +17,22 @@ type rff struct {
 	omega   []float64 // row-major (out/2) × in
 	scale   float64   // √(2/D)
 	path    dotPath   // kernel of rffDot; every path gives the same bits
+	orth    *sorf     // with `projection: orthogonal`: the structured frequencies (omega is nil)
 	batch   sync.Pool // *rffBatch: applyBatch's workspace
+}
+
+// newOrthogonalRFF is newRFF with the structured orthogonal frequencies of sorf.go instead
+// of the dense Gaussian matrix (`projection: orthogonal`), drawn from rng as newSORF says.
+func newOrthogonalRFF(rng *RNG, in, features int, sigma float64) *rff {
+	return &rff{in: in, out: features, scale: math.Sqrt(2 / float64(features)),
+		path: dotBestPath(), orth: newSORF(rng, in, features/2, sigma)}
 }
 
 // rffBatch is the workspace of one batched finalisation: the windows' inputs a (row-major,
 // one row of length in per window) and θ for one block of rows.
 type rffBatch struct {
 	a, theta []float64
+	y        []float64 // sorf's transform workspace
 }
 
 // getBatch returns a workspace for nw windows with a[:nw·in] ready to be filled; return it
@@ -62,6 +71,12 @@ const rffBlock = 96
 // for the default hdd family, more than L2 and a large share of L3), so with the SIMD
 // kernels this stage runs at memory bandwidth, not at FMA throughput.
 func (m *rff) apply(a []float64, out []float32) {
+	if m.orth != nil {
+		b := m.getBatch(0)
+		m.applyOrth(b, a, out)
+		m.putBatch(b)
+		return
+	}
 	half := m.out / 2
 	a = a[:m.in]
 	out = out[:2*half]
@@ -70,12 +85,32 @@ func (m *rff) apply(a []float64, out []float32) {
 		nr := min(rffBlock, half-r0)
 		th := theta[:nr]
 		rffDot(m.path, m.omega[r0*m.in:(r0+nr)*m.in], m.in, a, th)
-		o := out[2*r0 : 2*(r0+nr)]
-		for i, t := range th {
-			s, c := sincosFlat(t)
-			o[2*i] = float32(m.scale * s)
-			o[2*i+1] = float32(m.scale * c)
-		}
+		m.emit(th, out[2*r0:2*(r0+nr)])
+	}
+}
+
+// applyOrth is apply for the structured projection, with b's θ and transform workspace.
+func (m *rff) applyOrth(b *rffBatch, a []float64, out []float32) {
+	half := m.out / 2
+	if cap(b.theta) < half {
+		b.theta = make([]float64, half)
+	}
+	if len(b.y) < m.orth.p {
+		b.y = make([]float64, m.orth.p)
+	}
+	th := b.theta[:half]
+	m.orth.project(a, th, b.y)
+	m.emit(th, out[:2*half])
+}
+
+// emit writes the features of the frequencies θ: o[2i] = √(2/D)·sin θ_i and
+// o[2i+1] = √(2/D)·cos θ_i, rounded to float32.
+func (m *rff) emit(theta []float64, o []float32) {
+	o = o[:2*len(theta)]
+	for i, t := range theta {
+		s, c := sincosFlat(t)
+		o[2*i] = float32(m.scale * s)
+		o[2*i+1] = float32(m.scale * c)
 	}
 }
 
@@ -103,6 +138,12 @@ func (m *rff) applyBatch(b *rffBatch, outs [][]float32) {
 	if nw == 0 {
 		return
 	}
+	if m.orth != nil { // no matrix to stream: window by window
+		for w, out := range outs {
+			m.applyOrth(b, b.a[w*m.in:(w+1)*m.in], out)
+		}
+		return
+	}
 	half := m.out / 2
 	rb := m.rowBlock()
 	// With a tile kernel, windows left over from its groups of 6 run at about half its
@@ -123,12 +164,7 @@ func (m *rff) applyBatch(b *rffBatch, outs [][]float32) {
 		nr := min(rb, half-r0)
 		rffDotBatch(m.path, m.omega[r0*m.in:(r0+nr)*m.in], m.in, nr, a, nc, theta, rb)
 		for w, out := range outs {
-			o := out[2*r0 : 2*(r0+nr)]
-			for i, t := range theta[w*rb : w*rb+nr] {
-				s, c := sincosFlat(t)
-				o[2*i] = float32(m.scale * s)
-				o[2*i+1] = float32(m.scale * c)
-			}
+			m.emit(theta[w*rb:w*rb+nr], out[2*r0:2*(r0+nr)])
 		}
 	}
 }
