@@ -467,19 +467,21 @@ type projPlan struct {
 	th    [][]float64 // th[m][c] = c(m)·cos(π m (c+½)/G)/G for c < ⌈G/2⌉
 	t     [][]float64 // the full rows, c < G, exactly mirror-symmetric: t[m][G−1−c] = (−1)^m t[m][c]
 	steps []projStep
+	path  dotPath // kernel of projLanes (project2D, gd = 2); every path gives the same bits
 }
 
 type projStep struct{ m, src []int }
 
 type projScratch struct {
 	plus, minus, plus2, minus2 []float64
-	step, step2                [][]float64 // outputs of steps 1..gd−1 (step2 for project2's second function)
+	step, step2                [][]float64    // outputs of steps 1..gd−1 (step2 for project2's second function)
+	d2                         *proj2DScratch // project2D's workspace (gd = 2 only)
 }
 
 func newProjPlan(g int, basis [][]int) *projPlan {
 	gd := len(basis[0])
 	k := maxIndex(basis)
-	p := &projPlan{g: g, gd: gd, half: (g + 1) / 2}
+	p := &projPlan{g: g, gd: gd, half: (g + 1) / 2, path: dotBestPath()}
 	p.th, p.t = make([][]float64, k+1), make([][]float64, k+1)
 	for m := 0; m <= k; m++ {
 		p.th[m], p.t[m] = make([]float64, p.half), make([]float64, g)
@@ -526,11 +528,18 @@ func (p *projPlan) newScratch() projScratch {
 		s.step[j] = make([]float64, ipow(p.g, j)*len(p.steps[j].m))
 		s.step2[j] = make([]float64, ipow(p.g, j)*len(p.steps[j].m))
 	}
+	if p.gd == 2 {
+		s.d2 = p.newProj2DScratch()
+	}
 	return s
 }
 
 // project writes the |V| coefficients of fn (G^gd values, last axis fastest) into dst.
 func (p *projPlan) project(dst, fn []float64, sc *projScratch) {
+	if p.gd == 2 {
+		p.project2D(dst, nil, fn, nil, sc.d2)
+		return
+	}
 	g := p.g
 	// Innermost axis: Σ_c t[m][c]·x[c] = Σ_{c<G/2} t[m][c]·(x[c] ± x[G−1−c]) (+ centre).
 	j := p.gd - 1
@@ -615,6 +624,10 @@ func dot2(t, x, y []float64) (float64, float64) {
 // project2 projects two functions at once (Re and Im of g_λ) sharing the table loads;
 // for each it computes exactly what project computes up to the order of partial sums.
 func (p *projPlan) project2(dstR, dstI, fr, fi []float64, sc *projScratch) {
+	if p.gd == 2 {
+		p.project2D(dstR, dstI, fr, fi, sc.d2)
+		return
+	}
 	g := p.g
 	j := p.gd - 1
 	st := &p.steps[j]

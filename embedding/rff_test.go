@@ -207,6 +207,7 @@ func setRFFPath(e *Embedder, p dotPath) {
 		switch f := f.(type) {
 		case *hddFamily:
 			f.rff.path = p
+			f.plan.path = p
 		case *l2Family:
 			if f.spec >= 2 {
 				f.path = p

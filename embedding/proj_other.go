@@ -1,0 +1,6 @@
+//go:build !amd64 || purego
+
+package embedding
+
+// projLanesSIMD does no lanes off amd64: projLanesGo computes them all (same bits).
+func projLanesSIMD(dotPath, []float64, []float64, int, []float64) int { return 0 }
