@@ -223,6 +223,7 @@ type hddScratch struct {
 	dens       []float64 // ngrids·cells
 	sq, lnp    []float64 // √p̂ and ln p̂ per cell
 	fr, fi     []float64 // Re and Im of g_λ per cell
+	densT      []float64 // gd = 2: the column-major copy of one grid's densities
 	proj       projScratch
 	a          []float64 // A
 }
@@ -235,8 +236,9 @@ func (f *hddFamily) newScratch() *hddScratch {
 		sq:   make([]float64, f.cells),
 		lnp:  make([]float64, f.cells),
 		fr:   make([]float64, f.cells),
-		fi:   make([]float64, f.cells),
-		proj: f.plan.newScratch(),
+		fi:    make([]float64, f.cells),
+		densT: make([]float64, f.cells),
+		proj:  f.plan.newScratch(),
 		a:    make([]float64, f.coefLen),
 	}
 }
@@ -399,6 +401,12 @@ func (f *hddFamily) densities(dst []float64, counts []int64, n int64, sc *hddScr
 // midpoints. It does not renormalise dens: tests feed exact densities through it.
 func (f *hddFamily) coefficients(a, dens []float64, sc *hddScratch) {
 	nv := f.nv
+	if f.gd == 2 {
+		// The per-cell values below do not depend on the order of the cells: compute them
+		// in the column-major order that project2DT takes.
+		transposeGrid(sc.densT, dens, f.g)
+		dens = sc.densT
+	}
 	sq, lnp, fr, fi := sc.sq[:len(dens)], sc.lnp[:len(dens)], sc.fr[:len(dens)], sc.fi[:len(dens)]
 	for c, p := range dens {
 		sq[c] = math.Sqrt(p)
@@ -424,7 +432,11 @@ func (f *hddFamily) coefficients(a, dens []float64, sc *hddScratch) {
 			for c, s := range sq {
 				fr[c] = cr * (s - 1)
 			}
-			f.plan.project(blk[:nv], fr, &sc.proj)
+			if f.gd == 2 {
+				f.plan.project2DT(blk[:nv], nil, fr, nil, sc.proj.d2)
+			} else {
+				f.plan.project(blk[:nv], fr, &sc.proj)
+			}
 			clear(blk[nv:])
 			continue
 		}
@@ -440,7 +452,11 @@ func (f *hddFamily) coefficients(a, dens []float64, sc *hddScratch) {
 			fr[c] = cr*re - ci*im
 			fi[c] = ci*re + cr*im
 		}
-		f.plan.project2(blk[:nv], blk[nv:], fr, fi, &sc.proj)
+		if f.gd == 2 {
+			f.plan.project2DT(blk[:nv], blk[nv:], fr, fi, sc.proj.d2)
+		} else {
+			f.plan.project2(blk[:nv], blk[nv:], fr, fi, &sc.proj)
+		}
 	}
 }
 
@@ -467,7 +483,8 @@ type projPlan struct {
 	th    [][]float64 // th[m][c] = c(m)·cos(π m (c+½)/G)/G for c < ⌈G/2⌉
 	t     [][]float64 // the full rows, c < G, exactly mirror-symmetric: t[m][G−1−c] = (−1)^m t[m][c]
 	steps []projStep
-	path  dotPath // kernel of projLanes (project2D, gd = 2); every path gives the same bits
+	path  dotPath    // kernel of projLanes (project2D, gd = 2); every path gives the same bits
+	sec   []secGroup // project2DT's second-axis groups (gd = 2)
 }
 
 type projStep struct{ m, src []int }
@@ -514,6 +531,9 @@ func newProjPlan(g int, basis [][]int) *projPlan {
 		}
 		p.steps[j] = st
 		prev = cur
+	}
+	if gd == 2 {
+		p.sec = p.newSecGroups()
 	}
 	return p
 }

@@ -109,6 +109,10 @@ func BenchmarkHDDFinalizeStages(b *testing.B) {
 	s.add(hddBenchPoints(2500, 2), 2)
 	sc := f.newScratch()
 	out := make([]float32, 7000)
+	// The coefficients and rff stages need the window's densities and A (their cost
+	// depends on them: cells at the density floor share one sin/cos).
+	f.densities(sc.dens, s.counts, 2500, sc)
+	f.coefficients(sc.a, sc.dens, sc)
 	b.Run("kde", func(b *testing.B) {
 		for b.Loop() {
 			f.densities(sc.dens, s.counts, 2500, sc)

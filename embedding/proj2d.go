@@ -9,8 +9,13 @@ package embedding
 //     plus_c = x_{o,c} + x_{o,G−1−c} and minus_c = x_{o,c} − x_{o,G−1−c}, stored transposed
 //     (c-major) so that one table value th[m][c] multiplies the same c of every row at once
 //     (projLanes: lanes = rows, the two partial sums of dot2 per lane);
-//   - its outputs are stored suffix-major, so the second contraction reads each needed
-//     column contiguously, with the two alternating partial sums of project.
+//   - its outputs are stored suffix-major; the second contraction takes, for each needed
+//     column (suffix), every output that reads it as lanes of projLanes with the column's
+//     values broadcast: per output, the two alternating partial sums of project over the
+//     same products (t·x = x·t exactly).
+//
+// hddFamily.coefficients computes its functions directly in the transposed (column-major)
+// layout for gd = 2, so that the fold above reads and writes contiguous lines.
 
 // projLanes sets out[k] = a0_k + a1_k for every lane k < len(out), where
 // a0_k = Σ_{c even} th[c]·v[c·ld + k] and a1_k = Σ_{c odd} th[c]·v[c·ld + k], each product
@@ -50,11 +55,53 @@ func projLanesGo(th, v []float64, ld int, out []float64) {
 	}
 }
 
-// proj2DScratch is the workspace of project2D: the folded lines (plus, minus) of the real
-// and imaginary functions, c-major, and the first contraction's outputs, suffix-major.
+// proj2DScratch is the workspace of project2DT: the folded lines (plus, minus) of the
+// real and imaginary functions, c-major; the first contraction's outputs, suffix-major;
+// the transposed inputs of project/project2; and the lanes of one second-axis group.
 type proj2DScratch struct {
-	fold [2][2][]float64 // [function][plus, minus]: half × G
-	mid  [2][]float64    // [function]: len(steps[1].m) × G
+	fold  [2][2][]float64 // [function][plus, minus]: half × G
+	mid   [2][]float64    // [function]: len(steps[1].m) × G
+	tr    [2][]float64    // [function]: G × G, column-major copies of row-major inputs
+	lanes []float64       // the widest secGroup
+}
+
+// secGroup is the part of the second (outer-axis) contraction that reads one column of
+// the first contraction's outputs: the outputs s whose suffix is src, as lanes of
+// projLanes with the column broadcast and tab[c·lanes + l] = t[m_l][c] (lanes padded to
+// a multiple of 8 with zero rows whose results are dropped).
+type secGroup struct {
+	src   int
+	outs  []int // output index s of lane l
+	lanes int
+	tab   []float64
+}
+
+// newSecGroups builds project2DT's second-axis groups from steps[0].
+func (p *projPlan) newSecGroups() []secGroup {
+	st := &p.steps[0]
+	var groups []secGroup
+	bySrc := map[int]int{}
+	for s, k := range st.src {
+		gi, ok := bySrc[k]
+		if !ok {
+			gi = len(groups)
+			bySrc[k] = gi
+			groups = append(groups, secGroup{src: k})
+		}
+		groups[gi].outs = append(groups[gi].outs, s)
+	}
+	for i := range groups {
+		grp := &groups[i]
+		grp.lanes = (len(grp.outs) + 7) &^ 7
+		grp.tab = make([]float64, p.g*grp.lanes)
+		for l, s := range grp.outs {
+			t := p.t[st.m[s]]
+			for c := 0; c < p.g; c++ {
+				grp.tab[c*grp.lanes+l] = t[c]
+			}
+		}
+	}
+	return groups
 }
 
 func (p *projPlan) newProj2DScratch() *proj2DScratch {
@@ -63,32 +110,65 @@ func (p *projPlan) newProj2DScratch() *proj2DScratch {
 		s.fold[i][0] = make([]float64, p.half*p.g)
 		s.fold[i][1] = make([]float64, p.half*p.g)
 		s.mid[i] = make([]float64, len(p.steps[1].m)*p.g)
+		s.tr[i] = make([]float64, p.g*p.g)
 	}
+	w := 0
+	for _, grp := range p.sec {
+		w = max(w, grp.lanes)
+	}
+	s.lanes = make([]float64, w)
 	return s
 }
 
-// project2D is project (fi and dstI nil) or project2 for gd = 2, bit for bit.
+// transposeGrid writes the column-major copy of the G×G row-major grid src into dst:
+// dst[c·G + o] = src[o·G + c].
+func transposeGrid(dst, src []float64, g int) {
+	src, dst = src[:g*g], dst[:g*g]
+	for o := 0; o < g; o++ {
+		row := src[o*g : (o+1)*g]
+		for c, v := range row {
+			dst[c*g+o] = v
+		}
+	}
+}
+
+// project2D is project (fi and dstI nil) or project2 for gd = 2, bit for bit, on
+// row-major inputs.
 func (p *projPlan) project2D(dstR, dstI, fr, fi []float64, sc *proj2DScratch) {
+	transposeGrid(sc.tr[0], fr, p.g)
+	if fi == nil {
+		p.project2DT(dstR, nil, sc.tr[0], nil, sc)
+		return
+	}
+	transposeGrid(sc.tr[1], fi, p.g)
+	p.project2DT(dstR, dstI, sc.tr[0], sc.tr[1], sc)
+}
+
+// project2DT is project2D on column-major inputs frT[c·G + o] = f(row o, column c), the
+// layout hddFamily.coefficients produces for gd = 2. frT and fiT may be sc.tr's arrays.
+func (p *projPlan) project2DT(dstR, dstI, frT, fiT []float64, sc *proj2DScratch) {
 	g := p.g
-	fns := [2][]float64{fr, fi}
+	fns := [2][]float64{frT, fiT}
 	nf := 1
-	if fi != nil {
+	if fiT != nil {
 		nf = 2
 	}
 	st1 := &p.steps[1]
 	for i := 0; i < nf; i++ {
 		plus, minus := sc.fold[i][0], sc.fold[i][1]
 		fn := fns[i][:g*g]
-		for o := 0; o < g; o++ {
-			line := fn[o*g : (o+1)*g]
-			for c := 0; c < g/2; c++ {
-				a, b := line[c], line[g-1-c]
-				plus[c*g+o], minus[c*g+o] = a+b, a-b
+		for c := 0; c < g/2; c++ {
+			a, b := fn[c*g:(c+1)*g], fn[(g-1-c)*g:(g-c)*g]
+			pl, mi := plus[c*g:(c+1)*g], minus[c*g:(c+1)*g]
+			for o, x := range a {
+				y := b[o]
+				pl[o], mi[o] = x+y, x-y
 			}
-			if g%2 == 1 {
-				h := p.half - 1
-				plus[h*g+o], minus[h*g+o] = line[h], line[h]
-			}
+		}
+		if g%2 == 1 {
+			h := p.half - 1
+			copy(plus[h*g:(h+1)*g], fn[h*g:(h+1)*g])
+			copy(minus[h*g:(h+1)*g], fn[h*g:(h+1)*g])
 		}
 		mid := sc.mid[i]
 		for s, m := range st1.m {
@@ -99,51 +179,16 @@ func (p *projPlan) project2D(dstR, dstI, fr, fi []float64, sc *proj2DScratch) {
 			projLanes(p.path, p.th[m], v, g, mid[s*g:(s+1)*g])
 		}
 	}
-	st0 := &p.steps[0]
-	if nf == 1 {
-		mid := sc.mid[0]
-		for s, m := range st0.m {
-			dstR[s] = contractLine(p.t[m], mid[st0.src[s]*g:(st0.src[s]+1)*g])
+	dsts := [2][]float64{dstR, dstI}
+	for i := 0; i < nf; i++ {
+		mid, dst := sc.mid[i], dsts[i]
+		for gi := range p.sec {
+			grp := &p.sec[gi]
+			out := sc.lanes[:grp.lanes]
+			projLanes(p.path, mid[grp.src*g:(grp.src+1)*g], grp.tab, grp.lanes, out)
+			for l, s := range grp.outs {
+				dst[s] = out[l]
+			}
 		}
-		return
 	}
-	midR, midI := sc.mid[0], sc.mid[1]
-	for s, m := range st0.m {
-		k := st0.src[s]
-		dstR[s], dstI[s] = contractLine2(p.t[m], midR[k*g:(k+1)*g], midI[k*g:(k+1)*g])
-	}
-}
-
-// contractLine is Σ_c t[c]·x[c] with project's two alternating partial sums (even c, odd c;
-// a last odd c goes to the first), each product rounded before it is added.
-func contractLine(t, x []float64) float64 {
-	x = x[:len(t)]
-	var a0, a1 float64
-	c := 0
-	for ; c+2 <= len(t); c += 2 {
-		a0 += float64(t[c] * x[c])
-		a1 += float64(t[c+1] * x[c+1])
-	}
-	if c < len(t) {
-		a0 += float64(t[c] * x[c])
-	}
-	return a0 + a1
-}
-
-// contractLine2 is contractLine of x and of y with shared table loads.
-func contractLine2(t, x, y []float64) (float64, float64) {
-	x, y = x[:len(t)], y[:len(t)]
-	var a0, a1, b0, b1 float64
-	c := 0
-	for ; c+2 <= len(t); c += 2 {
-		a0 += float64(t[c] * x[c])
-		b0 += float64(t[c] * y[c])
-		a1 += float64(t[c+1] * x[c+1])
-		b1 += float64(t[c+1] * y[c+1])
-	}
-	if c < len(t) {
-		a0 += float64(t[c] * x[c])
-		b0 += float64(t[c] * y[c])
-	}
-	return a0 + a1, b0 + b1
 }

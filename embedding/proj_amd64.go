@@ -11,15 +11,23 @@ import "golang.org/x/sys/cpu"
 //go:noescape
 func projLanesAVX512(th *float64, h int, v *float64, ldv int, out *float64)
 
-// projLanesSIMD runs projLanes on groups of 32 lanes with AVX-512 when the path and CPU
-// allow it, and returns how many lanes it did (a multiple of 32).
+// projLanes8AVX512 is projLanesAVX512 for 8 lanes (same preconditions with 8 for 32).
+//
+//go:noescape
+func projLanes8AVX512(th *float64, h int, v *float64, ldv int, out *float64)
+
+// projLanesSIMD runs projLanes on groups of 32, then 8, lanes with AVX-512 when the path
+// and CPU allow it, and returns how many lanes it did (a multiple of 8).
 func projLanesSIMD(path dotPath, th, v []float64, ld int, out []float64) int {
 	if path != dotPathAVX512 || !cpu.X86.HasAVX512F || len(th) == 0 {
 		return 0
 	}
-	done := len(out) &^ 31
-	for k := 0; k < done; k += 32 {
+	k := 0
+	for ; k+32 <= len(out); k += 32 {
 		projLanesAVX512(&th[0], len(th), &v[k], 8*ld, &out[k])
 	}
-	return done
+	for ; k+8 <= len(out); k += 8 {
+		projLanes8AVX512(&th[0], len(th), &v[k], 8*ld, &out[k])
+	}
+	return k
 }

@@ -74,3 +74,43 @@ proj_done:
 	VMOVUPD Z3, 192(R8)
 	VZEROUPPER
 	RET
+
+// func projLanes8AVX512(th *float64, h int, v *float64, ldv int, out *float64)
+//
+// projLanesAVX512 for 8 lanes: Z0 a0, Z1 a1, Z8/Z9 th_c and th_{c+1}, Z10/Z11 products.
+TEXT ·projLanes8AVX512(SB), NOSPLIT, $0-40
+	MOVQ th+0(FP), SI
+	MOVQ h+8(FP), CX
+	MOVQ v+16(FP), DI
+	MOVQ ldv+24(FP), R9
+	MOVQ out+32(FP), R8
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	MOVQ   CX, DX
+	SHRQ   $1, DX
+	JZ     proj8_odd
+
+proj8_loop:
+	VBROADCASTSD (SI), Z8
+	VBROADCASTSD 8(SI), Z9
+	VMULPD       (DI), Z8, Z10
+	VMULPD       (DI)(R9*1), Z9, Z11
+	VADDPD       Z10, Z0, Z0
+	VADDPD       Z11, Z1, Z1
+	ADDQ         $16, SI
+	LEAQ         (DI)(R9*2), DI
+	DECQ         DX
+	JNZ          proj8_loop
+
+proj8_odd:
+	TESTQ        $1, CX
+	JZ           proj8_done
+	VBROADCASTSD (SI), Z8
+	VMULPD       (DI), Z8, Z10
+	VADDPD       Z10, Z0, Z0
+
+proj8_done:
+	VADDPD  Z1, Z0, Z0
+	VMOVUPD Z0, (R8)
+	VZEROUPPER
+	RET
