@@ -230,16 +230,16 @@ type hddScratch struct {
 
 func (f *hddFamily) newScratch() *hddScratch {
 	return &hddScratch{
-		tmpA: make([]float64, f.padCells),
-		tmpB: make([]float64, f.padCells),
-		dens: make([]float64, f.ngrids*f.cells),
-		sq:   make([]float64, f.cells),
-		lnp:  make([]float64, f.cells),
-		fr:   make([]float64, f.cells),
+		tmpA:  make([]float64, f.padCells),
+		tmpB:  make([]float64, f.padCells),
+		dens:  make([]float64, f.ngrids*f.cells),
+		sq:    make([]float64, f.cells),
+		lnp:   make([]float64, f.cells),
+		fr:    make([]float64, f.cells),
 		fi:    make([]float64, f.cells),
 		densT: make([]float64, f.cells),
 		proj:  f.plan.newScratch(),
-		a:    make([]float64, f.coefLen),
+		a:     make([]float64, f.coefLen),
 	}
 }
 
