@@ -103,6 +103,10 @@ func batchTestSpecs(t *testing.T) map[string]*Spec {
 			{"name": "h1", "kind": "hdd", "divergence": "js", "grid": 40, "basis": 12, "features": 200, "sigma": 0.3}]}`,
 		"hdd-d3": `{"dim": 3, "seed": 7, "families": [
 			{"name": "h3", "kind": "hdd", "divergence": "js", "mode": "joint", "grid": 10, "basis": 20, "lambdas": 2, "features": 100, "sigma": 0.6}]}`,
+		"orthogonal": `{"dim": 2, "seed": 8, "families": [
+			{"name": "h_o", "kind": "hdd", "divergence": "js", "grid": 20, "basis": 15, "lambdas": 3, "features": 300, "sigma": 0.5, "projection": "orthogonal"},
+			{"name": "m_o", "kind": "mmd", "features": 64, "bandwidth": 0.2, "rbf_sigma": 0.7, "rbf_features": 90, "projection": "orthogonal"},
+			{"name": "l_o", "kind": "l2", "basis": 20, "sigma": 0.3, "features": 40, "projection": "orthogonal"}]}`,
 	} {
 		s, err := ParseSpec([]byte(doc))
 		if err != nil {
@@ -121,7 +125,7 @@ func batchTestSpecs(t *testing.T) map[string]*Spec {
 func TestFinalizeBatchBitIdentical(t *testing.T) {
 	specs := batchTestSpecs(t)
 	var es []*Embedder
-	for _, name := range []string{"default", "stages", "hdd-variants", "hdd-d1", "hdd-d3"} {
+	for _, name := range []string{"default", "stages", "hdd-variants", "hdd-d1", "hdd-d3", "orthogonal"} {
 		es = append(es, mustNew(t, specs[name]))
 	}
 	rng := NewRNG(21, "finalize-batch")
@@ -172,5 +176,50 @@ func TestFinalizeBatchBitIdentical(t *testing.T) {
 	}
 	if out := FinalizeBatch(nil, nil); len(out) != 0 {
 		t.Fatalf("FinalizeBatch(nil) = %d outputs", len(out))
+	}
+}
+
+// TestProjectionOrthogonalWired: `projection: orthogonal` compiles every family's RFF
+// stage to the structured map drawn from the stage's own stream (hdd: the family name,
+// mmd: name/rbf, l2: name/rff), and the features are that map applied to the stage input.
+func TestProjectionOrthogonalWired(t *testing.T) {
+	e := mustNew(t, batchTestSpecs(t)["orthogonal"])
+	u := uniformPoints(NewRNG(5, "orth-wired"), 300, 2)
+	s := e.NewSketch()
+	s.Add(u)
+	got := s.Finalize(nil)
+	streams := []string{"h_o", "m_o/rbf", "l_o/rff"}
+	for i, f := range e.fams {
+		var m *rff
+		var in []float64
+		switch f := f.(type) {
+		case *hddFamily:
+			m = f.rff
+			in = make([]float64, f.coefLen)
+			sc := f.newScratch()
+			f.sketchCoefficients(in, s.parts[i].(*hddSketch).counts, s.n, nil, sc)
+		case *mmdFamily:
+			m = f.rbf
+			in = make([]float64, f.features)
+			s.parts[i].(*mmdSketch).meanEmbedding(in, float64(s.n))
+		case *l2Family:
+			m = f.rff
+			in = make([]float64, f.basis)
+			s.parts[i].(*l2Sketch).coefficients(in, float64(s.n))
+		}
+		if m.orth == nil || m.omega != nil {
+			t.Fatalf("family %s: the RFF stage is not the orthogonal map", e.names[i])
+		}
+		fam := e.spec.Families[i]
+		sigma := fam.Sigma
+		if fam.Kind == kindMMD {
+			sigma = fam.RBFSigma
+		}
+		want := newOrthogonalRFF(NewRNG(8, streams[i]), m.in, m.out, sigma)
+		out := make([]float32, m.out)
+		want.apply(in, out)
+		if !equalVectors([][]float32{out}, [][]float32{got[e.colsOf[i][0]]}) {
+			t.Fatalf("family %s: features differ from the orthogonal map of stream %q", e.names[i], streams[i])
+		}
 	}
 }

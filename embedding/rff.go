@@ -21,6 +21,16 @@ type rff struct {
 	batch   sync.Pool // *rffBatch: applyBatch's workspace
 }
 
+// newProjectionRFF is the random Fourier stage of a family whose spec field `projection`
+// is projection: newOrthogonalRFF for "orthogonal", newRFF otherwise ("gaussian", or empty
+// meaning gaussian). Both draw from rng.
+func newProjectionRFF(projection string, rng *RNG, in, features int, sigma float64) *rff {
+	if projection == projectionOrthogonal {
+		return newOrthogonalRFF(rng, in, features, sigma)
+	}
+	return newRFF(rng, in, features, sigma)
+}
+
 // newOrthogonalRFF is newRFF with the structured orthogonal frequencies of sorf.go instead
 // of the dense Gaussian matrix (`projection: orthogonal`), drawn from rng as newSORF says.
 func newOrthogonalRFF(rng *RNG, in, features int, sigma float64) *rff {
