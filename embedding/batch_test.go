@@ -223,3 +223,90 @@ func TestProjectionOrthogonalWired(t *testing.T) {
 		}
 	}
 }
+
+// TestProjLanesPaths: projLanes on every path equals the per-lane definition (two
+// alternating partial sums of rounded products) bit for bit, for lane counts around the
+// kernels' 32 and 8 and odd and even table lengths, with signed zeros and extreme values.
+func TestProjLanesPaths(t *testing.T) {
+	rng := NewRNG(12, "proj-lanes")
+	for _, h := range []int{1, 2, 3, 7, 32, 33, 64} {
+		for _, lanes := range []int{1, 7, 8, 9, 31, 32, 33, 40, 64, 100} {
+			ld := lanes + int(rng.Float64()*3)
+			th := make([]float64, h)
+			for i := range th {
+				th[i] = rffDotValue(rng, 1)
+			}
+			v := make([]float64, (h-1)*ld+lanes)
+			for i := range v {
+				v[i] = rffDotValue(rng, 1)
+			}
+			want := make([]float64, lanes)
+			for k := range want {
+				var a0, a1 float64
+				for c := 0; c < h; c++ {
+					if c%2 == 0 {
+						a0 += float64(th[c] * v[c*ld+k])
+					} else {
+						a1 += float64(th[c] * v[c*ld+k])
+					}
+				}
+				want[k] = a0 + a1
+			}
+			for _, p := range dotPaths(t) {
+				got := make([]float64, lanes)
+				projLanes(p, th, v, ld, got)
+				for k := range got {
+					if math.Float64bits(got[k]) != math.Float64bits(want[k]) {
+						t.Fatalf("h=%d lanes=%d path %v lane %d: %v, definition %v", h, lanes, p, k, got[k], want[k])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestHDDCellsPaths: hddCells on every path equals the scalar definition with sincos bit
+// for bit: cell counts around the kernel's 8, runs of equal ln p̂ (cells at the floor),
+// zeros, every quadrant of λ·ln p̂, and the fallback when |λ·ln p̂| could leave the
+// polynomial kernel's range.
+func TestHDDCellsPaths(t *testing.T) {
+	rng := NewRNG(13, "hdd-cells")
+	for _, n := range []int{1, 7, 8, 9, 64, 100, 4096} {
+		for _, lam := range []float64{0.01, 0.3, 1.7, 16, 3e9, 1e12} {
+			sq, lnp := make([]float64, n), make([]float64, n)
+			maxAbsL := 0.0
+			for c := range lnp {
+				switch u := rng.Float64(); {
+				case u < 0.2:
+					lnp[c] = math.Log(1e-6) // the default floor
+				case u < 0.3:
+					lnp[c] = 0
+				case u < 0.35 && c > 0:
+					lnp[c] = lnp[c-1]
+				default:
+					lnp[c] = rng.Normal() * 5
+				}
+				sq[c] = math.Sqrt(math.Exp(lnp[c]))
+				maxAbsL = max(maxAbsL, math.Abs(lnp[c]))
+			}
+			cr, ci := rng.Normal(), rng.Normal()
+			wantR, wantI := make([]float64, n), make([]float64, n)
+			for c, l := range lnp {
+				sn, cs := sincos(lam * l)
+				re, im := float64(sq[c]*cs)-1, float64(sq[c]*sn)
+				wantR[c] = float64(cr*re) - float64(ci*im)
+				wantI[c] = float64(ci*re) + float64(cr*im)
+			}
+			for _, p := range dotPaths(t) {
+				fr, fi := make([]float64, n), make([]float64, n)
+				hddCells(p, lam, cr, ci, sq, lnp, fr, fi, maxAbsL)
+				for c := range fr {
+					if math.Float64bits(fr[c]) != math.Float64bits(wantR[c]) || math.Float64bits(fi[c]) != math.Float64bits(wantI[c]) {
+						t.Fatalf("n=%d λ=%v path %v cell %d (ln p̂ = %v): (%v, %v), definition (%v, %v)",
+							n, lam, p, c, lnp[c], fr[c], fi[c], wantR[c], wantI[c])
+					}
+				}
+			}
+		}
+	}
+}

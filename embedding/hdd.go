@@ -334,6 +334,7 @@ func (f *hddFamily) coefficients(a, dens []float64, sc *hddScratch) {
 	for c, p := range dens {
 		sq[c] = math.Sqrt(p)
 	}
+	maxAbsL := 0.0
 	if f.needLog {
 		for c, p := range dens {
 			l := 0.0 // p = 0: p^{½+iλ} = 0 = √p·e^{i·0}
@@ -341,6 +342,7 @@ func (f *hddFamily) coefficients(a, dens []float64, sc *hddScratch) {
 				l = math.Log(p)
 			}
 			lnp[c] = l
+			maxAbsL = max(maxAbsL, math.Abs(l))
 		}
 	}
 	for j, lam := range f.lambdas {
@@ -363,18 +365,7 @@ func (f *hddFamily) coefficients(a, dens []float64, sc *hddScratch) {
 			clear(blk[nv:])
 			continue
 		}
-		// Runs of equal densities (cells at the floor, typically) reuse the last sin/cos.
-		lastL, sn, cs := 0.0, 0.0, 1.0
-		for c, l := range lnp {
-			if l != lastL {
-				sn, cs = sincos(lam * l)
-				lastL = l
-			}
-			s := sq[c]
-			re, im := s*cs-1, s*sn
-			fr[c] = cr*re - ci*im
-			fi[c] = ci*re + cr*im
-		}
+		hddCells(f.plan.path, lam, cr, ci, sq, lnp, fr, fi, maxAbsL)
 		if f.gd == 2 {
 			f.plan.project2DT(blk[:nv], blk[nv:], fr, fi, sc.proj.d2)
 		} else {
@@ -636,5 +627,37 @@ func (p *projPlan) project2(dstR, dstI, fr, fi []float64, sc *projScratch) {
 			}
 		}
 		curR, curI, nsIn = outR, outI, ns
+	}
+}
+
+// hddCells computes g_λ's real and imaginary parts at the cells: for each c,
+// (sin, cos) = sincos(lam·lnp[c]), re = sq[c]·cos − 1, im = sq[c]·sin,
+// fr[c] = cr·re − ci·im and fi[c] = ci·re + cr·im, each operation rounded. With AVX-512 the
+// cells go 8 at a time through the same operations (cells_amd64.s), which needs every
+// |lam·lnp[c]| within the polynomial kernel's range (maxAbsL bounds |lnp|; the margin of
+// 2 covers the rounding of the product); otherwise, and for the cells left over,
+// hddCellsGo.
+func hddCells(path dotPath, lam, cr, ci float64, sq, lnp, fr, fi []float64, maxAbsL float64) {
+	k := 0
+	if math.Abs(lam)*maxAbsL <= sincosMaxArg/2 {
+		k = hddCellsSIMD(path, lam, cr, ci, sq, lnp, fr, fi)
+	}
+	hddCellsGo(lam, cr, ci, sq[k:], lnp[k:], fr[k:], fi[k:])
+}
+
+// hddCellsGo is the portable hddCells. Runs of equal densities (cells at the floor,
+// typically) reuse the last sin/cos (sincos(lam·0) = (0, 1) starts the run).
+func hddCellsGo(lam, cr, ci float64, sq, lnp, fr, fi []float64) {
+	sq, fr, fi = sq[:len(lnp)], fr[:len(lnp)], fi[:len(lnp)]
+	lastL, sn, cs := 0.0, 0.0, 1.0
+	for c, l := range lnp {
+		if l != lastL {
+			sn, cs = sincos(lam * l)
+			lastL = l
+		}
+		s := sq[c]
+		re, im := float64(s*cs)-1, float64(s*sn)
+		fr[c] = float64(cr*re) - float64(ci*im)
+		fi[c] = float64(ci*re) + float64(cr*im)
 	}
 }

@@ -31,3 +31,20 @@ func projLanesSIMD(path dotPath, th, v []float64, ld int, out []float64) int {
 	}
 	return k
 }
+
+// hddCellsAVX512 is the AVX-512F kernel of hddCells for n cells, n a multiple of 8
+// (cells_amd64.s). Every |lam·lnp[c]| must be ≤ sincosMaxArg (checked by hddCells).
+//
+//go:noescape
+func hddCellsAVX512(lam, cr, ci float64, sq, lnp, fr, fi *float64, n int)
+
+// hddCellsSIMD runs hddCells on the first multiple of 8 cells with AVX-512 when the path
+// and CPU allow it, and returns how many cells it did.
+func hddCellsSIMD(path dotPath, lam, cr, ci float64, sq, lnp, fr, fi []float64) int {
+	n := len(lnp) &^ 7
+	if path != dotPathAVX512 || !cpu.X86.HasAVX512F || n == 0 {
+		return 0
+	}
+	hddCellsAVX512(lam, cr, ci, &sq[0], &lnp[0], &fr[0], &fi[0], n)
+	return n
+}
