@@ -310,3 +310,50 @@ func TestHDDCellsPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestRFFEmitPaths: emit on every path gives the bits of the scalar definition
+// float32(√(2/D)·sincos(θ)) for lengths around the kernel's 8, arguments in every
+// quadrant, ±0, near multiples of π/2, and blocks holding NaN, ±Inf or |θ| > 2⁴⁰ (which
+// take the scalar path).
+func TestRFFEmitPaths(t *testing.T) {
+	rng := NewRNG(14, "rff-emit")
+	for _, n := range []int{1, 7, 8, 9, 16, 100, 3500} {
+		for special := 0; special < 4; special++ {
+			theta := make([]float64, n)
+			for i := range theta {
+				switch u := rng.Float64(); {
+				case u < 0.05:
+					theta[i] = math.Copysign(0, -1)
+				case u < 0.15:
+					theta[i] = float64(int(rng.Float64()*40)-20) * math.Pi / 2
+				default:
+					theta[i] = rng.Normal() * 30
+				}
+			}
+			switch special {
+			case 1:
+				theta[n/2] = math.NaN()
+			case 2:
+				theta[n-1] = math.Inf(-1)
+			case 3:
+				theta[0] = 3e12
+			}
+			m := &rff{scale: math.Sqrt(2 / float64(2*n))}
+			want := make([]float32, 2*n)
+			for i, th := range theta {
+				s, c := sincos(th)
+				want[2*i], want[2*i+1] = float32(m.scale*s), float32(m.scale*c)
+			}
+			for _, p := range dotPaths(t) {
+				m.path = p
+				got := make([]float32, 2*n)
+				m.emit(theta, got)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("n=%d special=%d path %v feature %d (θ = %v): %v, definition %v", n, special, p, i, theta[i/2], got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}

@@ -131,3 +131,114 @@ cells_loop:
 cells_done:
 	VZEROUPPER
 	RET
+
+// Interleave indices for VPERMT2PD (0–7 the sines, 8–15 the cosines).
+DATA emitIdx<>+0(SB)/8, $0
+DATA emitIdx<>+8(SB)/8, $8
+DATA emitIdx<>+16(SB)/8, $1
+DATA emitIdx<>+24(SB)/8, $9
+DATA emitIdx<>+32(SB)/8, $2
+DATA emitIdx<>+40(SB)/8, $10
+DATA emitIdx<>+48(SB)/8, $3
+DATA emitIdx<>+56(SB)/8, $11
+DATA emitIdx<>+64(SB)/8, $4
+DATA emitIdx<>+72(SB)/8, $12
+DATA emitIdx<>+80(SB)/8, $5
+DATA emitIdx<>+88(SB)/8, $13
+DATA emitIdx<>+96(SB)/8, $6
+DATA emitIdx<>+104(SB)/8, $14
+DATA emitIdx<>+112(SB)/8, $7
+DATA emitIdx<>+120(SB)/8, $15
+GLOBL emitIdx<>(SB), RODATA|NOPTR, $128
+
+// func rffEmitAVX512(theta *float64, n int, scale float64, out *float32)
+//
+// rff.emit for 8 frequencies per pass: (s, c) = sincosFlat(θ) by the operations of
+// sincosOctant and the quadrant masks, then out[2i] = float32(scale·s),
+// out[2i+1] = float32(scale·c) (VCVTPD2PS rounds to nearest like Go's conversion).
+// n is a multiple of 8 and every |θ| ≤ sincosMaxArg (checked by rff.emit).
+TEXT ·rffEmitAVX512(SB), NOSPLIT, $0-32
+	MOVQ         theta+0(FP), DI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSD scale+16(FP), Z20
+	MOVQ         out+24(FP), R8
+	VMOVUPD      emitIdx<>+0(SB), Z21
+	VMOVUPD      emitIdx<>+64(SB), Z22
+	BC(144, Z23)
+	BC(152, Z24)
+	BC(160, Z25)
+	BC(0, Z26)
+	BC(8, Z27)
+	BC(16, Z28)
+	BC(24, Z29)
+	BC(128, Z30)
+	BC(136, Z31)
+	SHRQ $3, CX
+	JZ   emit_done
+
+emit_loop:
+	VMOVUPD     (DI), Z0
+	VMOVAPD     Z27, Z1
+	VFMADD231PD Z26, Z0, Z1
+	VSUBPD      Z27, Z1, Z2
+	VMOVAPD     Z0, Z3
+	VFNMADD231PD Z28, Z2, Z3
+	VFNMADD231PD Z29, Z2, Z3
+	VMULPD      Z3, Z3, Z4
+
+	BC(40, Z5)
+	BC(32, Z6)
+	VFMADD231PD Z4, Z6, Z5
+	BC(48, Z6)
+	VFMADD213PD Z6, Z4, Z5
+	BC(56, Z6)
+	VFMADD213PD Z6, Z4, Z5
+	BC(64, Z6)
+	VFMADD213PD Z6, Z4, Z5
+	BC(72, Z6)
+	VFMADD213PD Z6, Z4, Z5
+
+	BC(88, Z7)
+	BC(80, Z6)
+	VFMADD231PD Z4, Z6, Z7
+	BC(96, Z6)
+	VFMADD213PD Z6, Z4, Z7
+	BC(104, Z6)
+	VFMADD213PD Z6, Z4, Z7
+	BC(112, Z6)
+	VFMADD213PD Z6, Z4, Z7
+	BC(120, Z6)
+	VFMADD213PD Z6, Z4, Z7
+	VFMADD213PD Z30, Z4, Z7
+	VFMADD213PD Z31, Z4, Z7
+
+	VMULPD      Z4, Z3, Z8
+	VFMADD231PD Z8, Z5, Z3
+
+	VPTESTMQ    Z24, Z1, K2
+	VBLENDMPD   Z7, Z3, K2, Z9
+	VBLENDMPD   Z3, Z7, K2, Z10
+	VPTESTMQ    Z25, Z1, K3
+	VPXORQ      Z23, Z9, K3, Z9
+	VPADDQ      Z24, Z1, Z11
+	VPTESTMQ    Z25, Z11, K4
+	VPXORQ      Z23, Z10, K4, Z10
+
+	VMULPD      Z20, Z9, Z9        // scale·sin
+	VMULPD      Z20, Z10, Z10      // scale·cos
+	VMOVAPD     Z9, Z12
+	VPERMT2PD   Z10, Z21, Z12      // s0 c0 s1 c1 s2 c2 s3 c3
+	VPERMT2PD   Z10, Z22, Z9       // s4 c4 … s7 c7
+	VCVTPD2PS   Z12, Y12
+	VCVTPD2PS   Z9, Y9
+	VMOVUPS     Y12, (R8)
+	VMOVUPS     Y9, 32(R8)
+
+	ADDQ $64, DI
+	ADDQ $64, R8
+	DECQ CX
+	JNZ  emit_loop
+
+emit_done:
+	VZEROUPPER
+	RET

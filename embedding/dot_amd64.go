@@ -57,3 +57,20 @@ func rffTileSupported(p dotPath) bool { return p == dotPathAVX512 && cpu.X86.Has
 func rffDotTile(omega, a []float64, n int, theta []float64, ldt int) {
 	rffDotTile4x6AVX512(&omega[0], &a[0], n, &theta[0], ldt)
 }
+
+// rffEmitAVX512 is the AVX-512F kernel of rff.emit for n frequencies, n a multiple of 8
+// (cells_amd64.s). Every |θ| must be ≤ sincosMaxArg (checked by emit).
+//
+//go:noescape
+func rffEmitAVX512(theta *float64, n int, scale float64, out *float32)
+
+// rffEmitSIMD runs rff.emit on the first multiple of 8 frequencies with AVX-512 when the
+// path and CPU allow it, and returns how many it did.
+func rffEmitSIMD(path dotPath, theta []float64, scale float64, out []float32) int {
+	n := len(theta) &^ 7
+	if path != dotPathAVX512 || !cpu.X86.HasAVX512F || n == 0 {
+		return 0
+	}
+	rffEmitAVX512(&theta[0], n, scale, &out[0])
+	return n
+}

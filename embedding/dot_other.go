@@ -18,3 +18,6 @@ func rffTileSupported(dotPath) bool { return false }
 func rffDotTile(_, _ []float64, _ int, _ []float64, _ int) {
 	panic("embedding: rffDotTile: no tile kernel on this architecture")
 }
+
+// rffEmitSIMD does nothing off amd64: rff.emit computes every feature (same bits).
+func rffEmitSIMD(dotPath, []float64, float64, []float32) int { return 0 }
