@@ -74,3 +74,19 @@ func rffEmitSIMD(path dotPath, theta []float64, scale float64, out []float32) in
 	rffEmitAVX512(&theta[0], n, scale, &out[0])
 	return n
 }
+
+// fwhtWideAVX512 is the AVX-512F kernel of fwht's stages h ≥ 8 (fwht_amd64.s); n is a
+// power of two ≥ 16.
+//
+//go:noescape
+func fwhtWideAVX512(y *float64, n int)
+
+// fwhtWideSIMD runs fwht's stages h ≥ 8 with AVX-512 when the path and CPU allow it and
+// reports whether it did.
+func fwhtWideSIMD(path dotPath, y []float64) bool {
+	if path != dotPathAVX512 || !cpu.X86.HasAVX512F || len(y) < 16 {
+		return false
+	}
+	fwhtWideAVX512(&y[0], len(y))
+	return true
+}

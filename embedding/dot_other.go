@@ -21,3 +21,6 @@ func rffDotTile(_, _ []float64, _ int, _ []float64, _ int) {
 
 // rffEmitSIMD does nothing off amd64: rff.emit computes every feature (same bits).
 func rffEmitSIMD(dotPath, []float64, float64, []float32) int { return 0 }
+
+// fwhtWideSIMD does nothing off amd64: fwht runs every stage in Go (same bits).
+func fwhtWideSIMD(dotPath, []float64) bool { return false }

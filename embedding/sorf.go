@@ -32,6 +32,7 @@ type sorf struct {
 	blocks   int       // B
 	signs    []float64 // ±1, blocks × 3 × p
 	scale    float64   // 1/(σp)
+	path     dotPath   // kernel of fwht's wide stages; every path gives the same bits
 }
 
 // newSORF draws the signs of a projection of inputs of length in onto rows = features/2
@@ -41,7 +42,8 @@ func newSORF(rng *RNG, in, rows int, sigma float64) *sorf {
 	for p < in {
 		p <<= 1
 	}
-	s := &sorf{in: in, rows: rows, p: p, logp: bits.TrailingZeros(uint(p)), blocks: (rows + p - 1) / p}
+	s := &sorf{in: in, rows: rows, p: p, logp: bits.TrailingZeros(uint(p)), blocks: (rows + p - 1) / p,
+		path: dotBestPath()}
 	s.scale = 1 / (sigma * float64(p))
 	s.signs = make([]float64, s.blocks*3*p)
 	for d := 0; d < 3*s.blocks; d++ {
@@ -73,11 +75,11 @@ func (s *sorf) project(a, theta, y []float64) {
 			y[k] = d1[k] * v
 		}
 		clear(y[len(a):])
-		fwht(y)
+		fwht(s.path, y)
 		signMul(y, sg[p:2*p])
-		fwht(y)
+		fwht(s.path, y)
 		signMul(y, sg[2*p:3*p])
-		fwht(y)
+		fwht(s.path, y)
 		out := theta[b*p : min((b+1)*p, s.rows)]
 		for k := range out {
 			out[k] = y[k] * s.scale
@@ -95,8 +97,9 @@ func signMul(y, d []float64) {
 
 // fwht is the unnormalised in-place Walsh–Hadamard transform of y (len a power of two) by
 // the butterfly order documented on sorf. The first two stages are fused into radix-4
-// steps on each group of 4, which performs the same butterflies on the same values.
-func fwht(y []float64) {
+// steps on each group of 4, which performs the same butterflies on the same values; with
+// AVX-512 the stages h ≥ 8 run 8 butterflies at a time (fwhtWideAVX512).
+func fwht(path dotPath, y []float64) {
 	n := len(y)
 	if n == 1 {
 		return
@@ -112,14 +115,27 @@ func fwht(y []float64) {
 		v[0], v[2] = a0+a2, a0-a2
 		v[1], v[3] = a1+a3, a1-a3
 	}
-	for h := 4; h < n; h <<= 1 {
-		for i := 0; i < n; i += 2 * h {
-			lo := y[i : i+h : i+h]
-			hi := y[i+h : i+2*h : i+2*h]
-			for j := range lo {
-				x, z := lo[j], hi[j]
-				lo[j], hi[j] = x+z, x-z
-			}
+	h := 4
+	if n >= 16 {
+		fwhtStage(y, 4)
+		if fwhtWideSIMD(path, y) {
+			return
+		}
+		h = 8
+	}
+	for ; h < n; h <<= 1 {
+		fwhtStage(y, h)
+	}
+}
+
+// fwhtStage is one stage of fwht: the butterflies (y_j, y_{j+h}) for every block of 2h.
+func fwhtStage(y []float64, h int) {
+	for i := 0; i < len(y); i += 2 * h {
+		lo := y[i : i+h : i+h]
+		hi := y[i+h : i+2*h : i+2*h]
+		for j := range lo {
+			x, z := lo[j], hi[j]
+			lo[j], hi[j] = x+z, x-z
 		}
 	}
 }

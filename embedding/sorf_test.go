@@ -25,7 +25,8 @@ func (s *sorf) sorfOmega() []float64 {
 }
 
 // TestFWHT: fwht equals the product with the Sylvester Hadamard matrix, Ĥ_jk =
-// (−1)^popcount(j&k), exactly on small integer inputs (all sums exact), for every length.
+// (−1)^popcount(j&k), exactly on small integer inputs (all sums exact), for every length
+// and path; on general inputs every path gives the same bits.
 func TestFWHT(t *testing.T) {
 	rng := NewRNG(1, "fwht")
 	for p := 1; p <= 256; p <<= 1 {
@@ -43,11 +44,31 @@ func TestFWHT(t *testing.T) {
 				}
 			}
 		}
-		y := append([]float64(nil), x...)
-		fwht(y)
-		for j := range y {
-			if y[j] != want[j] {
-				t.Fatalf("p=%d: fwht[%d] = %v, want %v", p, j, y[j], want[j])
+		for _, path := range dotPaths(t) {
+			y := append([]float64(nil), x...)
+			fwht(path, y)
+			for j := range y {
+				if y[j] != want[j] {
+					t.Fatalf("p=%d path %v: fwht[%d] = %v, want %v", p, path, j, y[j], want[j])
+				}
+			}
+		}
+		// Non-integer inputs (rounding in every butterfly): every path gives the same bits.
+		for i := range x {
+			x[i] = rffDotValue(rng, 1)
+		}
+		var ref []float64
+		for _, path := range dotPaths(t) {
+			y := append([]float64(nil), x...)
+			fwht(path, y)
+			if ref == nil {
+				ref = y
+				continue
+			}
+			for j := range y {
+				if math.Float64bits(y[j]) != math.Float64bits(ref[j]) {
+					t.Fatalf("p=%d path %v: fwht[%d] = %v, portable %v", p, path, j, y[j], ref[j])
+				}
 			}
 		}
 	}
@@ -244,8 +265,8 @@ func TestSORFGolden(t *testing.T) {
 	for i := range a {
 		a[i] = rng.Normal() * 0.05
 	}
-	for _, p := range dotPaths(t) { // the path does not enter the orthogonal map; check anyway
-		m.path = p
+	for _, p := range dotPaths(t) { // the path selects the FWHT and sin/cos kernels
+		m.path, m.orth.path = p, p
 		out := make([]float32, 4096)
 		m.apply(a, out)
 		first := fmt.Sprintf("%08x %08x %08x %08x", math.Float32bits(out[0]), math.Float32bits(out[1]),
