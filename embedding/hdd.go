@@ -324,7 +324,8 @@ func (f *hddFamily) densities(dst []float64, counts []int64, n int64, sc *hddScr
 // midpoints. It does not renormalise dens: tests feed exact densities through it.
 func (f *hddFamily) coefficients(a, dens []float64, sc *hddScratch) {
 	nv := f.nv
-	if f.gd == 2 {
+	twoD := f.plan.use2D()
+	if twoD {
 		// The per-cell values below do not depend on the order of the cells: compute them
 		// in the column-major order that project2DT takes.
 		transposeGrid(sc.densT, dens, f.g)
@@ -357,7 +358,7 @@ func (f *hddFamily) coefficients(a, dens []float64, sc *hddScratch) {
 			for c, s := range sq {
 				fr[c] = cr * (s - 1)
 			}
-			if f.gd == 2 {
+			if twoD {
 				f.plan.project2DT(blk[:nv], nil, fr, nil, sc.proj.d2)
 			} else {
 				f.plan.project(blk[:nv], fr, &sc.proj)
@@ -366,7 +367,7 @@ func (f *hddFamily) coefficients(a, dens []float64, sc *hddScratch) {
 			continue
 		}
 		hddCells(f.plan.path, lam, cr, ci, sq, lnp, fr, fi, maxAbsL)
-		if f.gd == 2 {
+		if twoD {
 			f.plan.project2DT(blk[:nv], blk[nv:], fr, fi, sc.proj.d2)
 		} else {
 			f.plan.project2(blk[:nv], blk[nv:], fr, fi, &sc.proj)
@@ -470,7 +471,7 @@ func (p *projPlan) newScratch() projScratch {
 
 // project writes the |V| coefficients of fn (G^gd values, last axis fastest) into dst.
 func (p *projPlan) project(dst, fn []float64, sc *projScratch) {
-	if p.gd == 2 {
+	if p.use2D() {
 		p.project2D(dst, nil, fn, nil, sc.d2)
 		return
 	}
@@ -558,7 +559,7 @@ func dot2(t, x, y []float64) (float64, float64) {
 // project2 projects two functions at once (Re and Im of g_λ) sharing the table loads;
 // for each it computes exactly what project computes up to the order of partial sums.
 func (p *projPlan) project2(dstR, dstI, fr, fi []float64, sc *projScratch) {
-	if p.gd == 2 {
+	if p.use2D() {
 		p.project2D(dstR, dstI, fr, fi, sc.d2)
 		return
 	}

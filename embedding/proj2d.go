@@ -17,6 +17,13 @@ package embedding
 // hddFamily.coefficients computes its functions directly in the transposed (column-major)
 // layout for gd = 2, so that the fold above reads and writes contiguous lines.
 
+// use2D reports whether project, project2 and hddFamily.coefficients take the
+// vectorised gd = 2 layout: only with the AVX-512 kernels, where it pays; the other paths
+// keep the row-major code (same bits, and the reference the path tests compare against).
+func (p *projPlan) use2D() bool {
+	return p.gd == 2 && p.path == dotPathAVX512 && dotPathSupported(dotPathAVX512)
+}
+
 // projLanes sets out[k] = a0_k + a1_k for every lane k < len(out), where
 // a0_k = Σ_{c even} th[c]·v[c·ld + k] and a1_k = Σ_{c odd} th[c]·v[c·ld + k], each product
 // rounded before it is added, in increasing c from +0 — per lane, the order of dot2. The
@@ -38,20 +45,39 @@ func projLanes(path dotPath, th, v []float64, ld int, out []float64) {
 	projLanesGo(th, v[k0:], ld, out[k0:])
 }
 
-// projLanesGo is the portable kernel of projLanes.
+// projLanesGo is the portable kernel of projLanes: groups of up to 32 lanes with their two
+// partial sums on the stack, c in the outer loop so that rows of v are read contiguously
+// (per lane, the same operations in the same order).
 func projLanesGo(th, v []float64, ld int, out []float64) {
 	h := len(th)
-	for k := range out {
-		var a0, a1 float64
+	var a0, a1 [32]float64
+	for k0 := 0; k0 < len(out); k0 += 32 {
+		nl := min(32, len(out)-k0)
+		s0, s1 := a0[:nl], a1[:nl]
+		clear(s0)
+		clear(s1)
 		c := 0
 		for ; c+2 <= h; c += 2 {
-			a0 += float64(th[c] * v[c*ld+k])
-			a1 += float64(th[c+1] * v[(c+1)*ld+k])
+			t0, t1 := th[c], th[c+1]
+			r0 := v[c*ld+k0 : c*ld+k0+nl]
+			r1 := v[(c+1)*ld+k0 : (c+1)*ld+k0+nl]
+			r0, r1 = r0[:len(s0)], r1[:len(s0)]
+			for l := range s0 {
+				s0[l] += float64(t0 * r0[l])
+				s1[l] += float64(t1 * r1[l])
+			}
 		}
 		if c < h {
-			a0 += float64(th[c] * v[c*ld+k])
+			t0 := th[c]
+			r0 := v[c*ld+k0 : c*ld+k0+nl]
+			for l := range s0 {
+				s0[l] += float64(t0 * r0[l])
+			}
 		}
-		out[k] = a0 + a1
+		o := out[k0 : k0+nl]
+		for l := range o {
+			o[l] = s0[l] + s1[l]
+		}
 	}
 }
 
