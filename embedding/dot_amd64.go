@@ -41,3 +41,52 @@ func rffDotSIMD(path dotPath, omega []float64, n int, a, theta []float64) {
 		rffDotGo(omega, n, a, theta)
 	}
 }
+
+// rffDotTile4x6AVX512 is the AVX-512F batch kernel of rffDotBatch (dot_tile_amd64.s): θ of
+// 4 consecutive rows of omega (stride n) for 6 consecutive vectors of a (stride n),
+// written to theta[w·ldt + r]. Preconditions (checked by rffDotBatch): n ≥ 1, omega holds
+// 4·n elements, a 6·n, theta 5·ldt + 4.
+//
+//go:noescape
+func rffDotTile4x6AVX512(omega, a *float64, n int, theta *float64, ldt int)
+
+// rffTileSupported reports whether path has a batch tile kernel on this machine.
+func rffTileSupported(p dotPath) bool { return p == dotPathAVX512 && cpu.X86.HasAVX512F }
+
+// rffDotTile runs the batch tile kernel; the caller checked rffTileSupported.
+func rffDotTile(omega, a []float64, n int, theta []float64, ldt int) {
+	rffDotTile4x6AVX512(&omega[0], &a[0], n, &theta[0], ldt)
+}
+
+// rffEmitAVX512 is the AVX-512F kernel of rff.emit for n frequencies, n a multiple of 8
+// (cells_amd64.s). Every |θ| must be ≤ sincosMaxArg (checked by emit).
+//
+//go:noescape
+func rffEmitAVX512(theta *float64, n int, scale float64, out *float32)
+
+// rffEmitSIMD runs rff.emit on the first multiple of 8 frequencies with AVX-512 when the
+// path and CPU allow it, and returns how many it did.
+func rffEmitSIMD(path dotPath, theta []float64, scale float64, out []float32) int {
+	n := len(theta) &^ 7
+	if path != dotPathAVX512 || !cpu.X86.HasAVX512F || n == 0 {
+		return 0
+	}
+	rffEmitAVX512(&theta[0], n, scale, &out[0])
+	return n
+}
+
+// fwhtWideAVX512 is the AVX-512F kernel of fwht's stages h ≥ 8 (fwht_amd64.s); n is a
+// power of two ≥ 16.
+//
+//go:noescape
+func fwhtWideAVX512(y *float64, n int)
+
+// fwhtWideSIMD runs fwht's stages h ≥ 8 with AVX-512 when the path and CPU allow it and
+// reports whether it did.
+func fwhtWideSIMD(path dotPath, y []float64) bool {
+	if path != dotPathAVX512 || !cpu.X86.HasAVX512F || len(y) < 16 {
+		return false
+	}
+	fwhtWideAVX512(&y[0], len(y))
+	return true
+}

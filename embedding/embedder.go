@@ -91,11 +91,6 @@ func New(spec *Spec) (*Embedder, error) {
 
 // compileFamily compiles the spec's idx-th family of a validated spec.
 func compileFamily(s *Spec, idx int) (family, error) {
-	// Until the orthogonal projection is wired into the compile functions (issue 10),
-	// a spec asking for it is refused here. Delete this check when it is.
-	if s.Families[idx].Projection == projectionOrthogonal {
-		return nil, &SpecError{Field: fmt.Sprintf("families[%d].projection", idx), Msg: `"orthogonal" is not implemented yet`}
-	}
 	switch s.Families[idx].Kind {
 	case kindMMD:
 		return compileMMD(s, idx)

@@ -23,3 +23,10 @@ type familySketch interface {
 	// sizeBytes is the sketch's memory footprint.
 	sizeBytes() int
 }
+
+// batchFamily is a family that finalises many windows of its sketches at once
+// (FinalizeBatch), each bit-identical to its sketch's finalize.
+type batchFamily interface {
+	// finalizeBatch writes, for every k, what parts[k].finalize(ns[k], outs[k]) writes.
+	finalizeBatch(ns []int64, parts []familySketch, outs [][][]float32)
+}

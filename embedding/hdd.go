@@ -124,7 +124,7 @@ func compileHDD(spec *Spec, idx int) (family, error) {
 	f.floor = fam.DensityFloor
 	f.blockLen = 2 * m * f.nv
 	f.coefLen = f.blockLen * f.ngrids
-	f.rff = newRFF(NewRNG(spec.Seed, fam.Name), f.coefLen, fam.Features, fam.Sigma)
+	f.rff = newProjectionRFF(fam.Projection, NewRNG(spec.Seed, fam.Name), f.coefLen, fam.Features, fam.Sigma)
 
 	f.cols = []Column{{Name: fam.Name, Family: fam.Name, Len: fam.Features}}
 	if f.coef {
@@ -146,21 +146,23 @@ type hddScratch struct {
 	dens       []float64 // ngrids·cells
 	sq, lnp    []float64 // √p̂ and ln p̂ per cell
 	fr, fi     []float64 // Re and Im of g_λ per cell
+	densT      []float64 // gd = 2: the column-major copy of one grid's densities
 	proj       projScratch
 	a          []float64 // A
 }
 
 func (f *hddFamily) newScratch() *hddScratch {
 	return &hddScratch{
-		tmpA: make([]float64, f.padCells),
-		tmpB: make([]float64, f.padCells),
-		dens: make([]float64, f.ngrids*f.cells),
-		sq:   make([]float64, f.cells),
-		lnp:  make([]float64, f.cells),
-		fr:   make([]float64, f.cells),
-		fi:   make([]float64, f.cells),
-		proj: f.plan.newScratch(),
-		a:    make([]float64, f.coefLen),
+		tmpA:  make([]float64, f.padCells),
+		tmpB:  make([]float64, f.padCells),
+		dens:  make([]float64, f.ngrids*f.cells),
+		sq:    make([]float64, f.cells),
+		lnp:   make([]float64, f.cells),
+		fr:    make([]float64, f.cells),
+		fi:    make([]float64, f.cells),
+		densT: make([]float64, f.cells),
+		proj:  f.plan.newScratch(),
+		a:     make([]float64, f.coefLen),
 	}
 }
 
@@ -270,14 +272,34 @@ func (s *hddSketch) finalize(n int64, out [][]float32) {
 	f := s.f
 	sc := f.pool.Get().(*hddScratch)
 	defer f.pool.Put(sc)
-	f.densities(sc.dens, s.counts, n, sc)
-	for k := 0; k < f.ngrids; k++ {
-		f.coefficients(sc.a[k*f.blockLen:(k+1)*f.blockLen], sc.dens[k*f.cells:(k+1)*f.cells], sc)
-	}
+	f.sketchCoefficients(sc.a, s.counts, n, out, sc)
 	f.rff.apply(sc.a, out[0])
+}
+
+// finalizeBatch is finalize for many windows: A of each window, then one batched RFF pass.
+func (f *hddFamily) finalizeBatch(ns []int64, parts []familySketch, outs [][][]float32) {
+	sc := f.pool.Get().(*hddScratch)
+	defer f.pool.Put(sc)
+	b := f.rff.getBatch(len(parts))
+	defer f.rff.putBatch(b)
+	feats := make([][]float32, len(parts))
+	for w, p := range parts {
+		f.sketchCoefficients(b.a[w*f.coefLen:(w+1)*f.coefLen], p.(*hddSketch).counts, ns[w], outs[w], sc)
+		feats[w] = outs[w][0]
+	}
+	f.rff.applyBatch(b, feats)
+}
+
+// sketchCoefficients computes a window's A (coefLen) from its binned counts into a, and
+// writes it to the `<name>_coef` column out[1] when the family has one.
+func (f *hddFamily) sketchCoefficients(a []float64, counts []int64, n int64, out [][]float32, sc *hddScratch) {
+	f.densities(sc.dens, counts, n, sc)
+	for k := 0; k < f.ngrids; k++ {
+		f.coefficients(a[k*f.blockLen:(k+1)*f.blockLen], sc.dens[k*f.cells:(k+1)*f.cells], sc)
+	}
 	if f.coef {
-		dst := out[1][:len(sc.a)]
-		for i, v := range sc.a {
+		dst := out[1][:len(a)]
+		for i, v := range a {
 			dst[i] = float32(v)
 		}
 	}
@@ -302,10 +324,18 @@ func (f *hddFamily) densities(dst []float64, counts []int64, n int64, sc *hddScr
 // midpoints. It does not renormalise dens: tests feed exact densities through it.
 func (f *hddFamily) coefficients(a, dens []float64, sc *hddScratch) {
 	nv := f.nv
+	twoD := f.plan.use2D()
+	if twoD {
+		// The per-cell values below do not depend on the order of the cells: compute them
+		// in the column-major order that project2DT takes.
+		transposeGrid(sc.densT, dens, f.g)
+		dens = sc.densT
+	}
 	sq, lnp, fr, fi := sc.sq[:len(dens)], sc.lnp[:len(dens)], sc.fr[:len(dens)], sc.fi[:len(dens)]
 	for c, p := range dens {
 		sq[c] = math.Sqrt(p)
 	}
+	maxAbsL := 0.0
 	if f.needLog {
 		for c, p := range dens {
 			l := 0.0 // p = 0: p^{½+iλ} = 0 = √p·e^{i·0}
@@ -313,6 +343,7 @@ func (f *hddFamily) coefficients(a, dens []float64, sc *hddScratch) {
 				l = math.Log(p)
 			}
 			lnp[c] = l
+			maxAbsL = max(maxAbsL, math.Abs(l))
 		}
 	}
 	for j, lam := range f.lambdas {
@@ -327,23 +358,20 @@ func (f *hddFamily) coefficients(a, dens []float64, sc *hddScratch) {
 			for c, s := range sq {
 				fr[c] = cr * (s - 1)
 			}
-			f.plan.project(blk[:nv], fr, &sc.proj)
+			if twoD {
+				f.plan.project2DT(blk[:nv], nil, fr, nil, sc.proj.d2)
+			} else {
+				f.plan.project(blk[:nv], fr, &sc.proj)
+			}
 			clear(blk[nv:])
 			continue
 		}
-		// Runs of equal densities (cells at the floor, typically) reuse the last sin/cos.
-		lastL, sn, cs := 0.0, 0.0, 1.0
-		for c, l := range lnp {
-			if l != lastL {
-				sn, cs = sincos(lam * l)
-				lastL = l
-			}
-			s := sq[c]
-			re, im := s*cs-1, s*sn
-			fr[c] = cr*re - ci*im
-			fi[c] = ci*re + cr*im
+		hddCells(f.plan.path, lam, cr, ci, sq, lnp, fr, fi, maxAbsL)
+		if twoD {
+			f.plan.project2DT(blk[:nv], blk[nv:], fr, fi, sc.proj.d2)
+		} else {
+			f.plan.project2(blk[:nv], blk[nv:], fr, fi, &sc.proj)
 		}
-		f.plan.project2(blk[:nv], blk[nv:], fr, fi, &sc.proj)
 	}
 }
 
@@ -370,19 +398,22 @@ type projPlan struct {
 	th    [][]float64 // th[m][c] = c(m)·cos(π m (c+½)/G)/G for c < ⌈G/2⌉
 	t     [][]float64 // the full rows, c < G, exactly mirror-symmetric: t[m][G−1−c] = (−1)^m t[m][c]
 	steps []projStep
+	path  dotPath    // kernel of projLanes (project2D, gd = 2); every path gives the same bits
+	sec   []secGroup // project2DT's second-axis groups (gd = 2)
 }
 
 type projStep struct{ m, src []int }
 
 type projScratch struct {
 	plus, minus, plus2, minus2 []float64
-	step, step2                [][]float64 // outputs of steps 1..gd−1 (step2 for project2's second function)
+	step, step2                [][]float64    // outputs of steps 1..gd−1 (step2 for project2's second function)
+	d2                         *proj2DScratch // project2D's workspace (gd = 2 only)
 }
 
 func newProjPlan(g int, basis [][]int) *projPlan {
 	gd := len(basis[0])
 	k := maxIndex(basis)
-	p := &projPlan{g: g, gd: gd, half: (g + 1) / 2}
+	p := &projPlan{g: g, gd: gd, half: (g + 1) / 2, path: dotBestPath()}
 	p.th, p.t = make([][]float64, k+1), make([][]float64, k+1)
 	for m := 0; m <= k; m++ {
 		p.th[m], p.t[m] = make([]float64, p.half), make([]float64, g)
@@ -416,6 +447,9 @@ func newProjPlan(g int, basis [][]int) *projPlan {
 		p.steps[j] = st
 		prev = cur
 	}
+	if gd == 2 {
+		p.sec = p.newSecGroups()
+	}
 	return p
 }
 
@@ -429,11 +463,18 @@ func (p *projPlan) newScratch() projScratch {
 		s.step[j] = make([]float64, ipow(p.g, j)*len(p.steps[j].m))
 		s.step2[j] = make([]float64, ipow(p.g, j)*len(p.steps[j].m))
 	}
+	if p.gd == 2 {
+		s.d2 = p.newProj2DScratch()
+	}
 	return s
 }
 
 // project writes the |V| coefficients of fn (G^gd values, last axis fastest) into dst.
 func (p *projPlan) project(dst, fn []float64, sc *projScratch) {
+	if p.use2D() {
+		p.project2D(dst, nil, fn, nil, sc.d2)
+		return
+	}
 	g := p.g
 	// Innermost axis: Σ_c t[m][c]·x[c] = Σ_{c<G/2} t[m][c]·(x[c] ± x[G−1−c]) (+ centre).
 	j := p.gd - 1
@@ -518,6 +559,10 @@ func dot2(t, x, y []float64) (float64, float64) {
 // project2 projects two functions at once (Re and Im of g_λ) sharing the table loads;
 // for each it computes exactly what project computes up to the order of partial sums.
 func (p *projPlan) project2(dstR, dstI, fr, fi []float64, sc *projScratch) {
+	if p.use2D() {
+		p.project2D(dstR, dstI, fr, fi, sc.d2)
+		return
+	}
 	g := p.g
 	j := p.gd - 1
 	st := &p.steps[j]
@@ -583,5 +628,37 @@ func (p *projPlan) project2(dstR, dstI, fr, fi []float64, sc *projScratch) {
 			}
 		}
 		curR, curI, nsIn = outR, outI, ns
+	}
+}
+
+// hddCells computes g_λ's real and imaginary parts at the cells: for each c,
+// (sin, cos) = sincos(lam·lnp[c]), re = sq[c]·cos − 1, im = sq[c]·sin,
+// fr[c] = cr·re − ci·im and fi[c] = ci·re + cr·im, each operation rounded. With AVX-512 the
+// cells go 8 at a time through the same operations (cells_amd64.s), which needs every
+// |lam·lnp[c]| within the polynomial kernel's range (maxAbsL bounds |lnp|; the margin of
+// 2 covers the rounding of the product); otherwise, and for the cells left over,
+// hddCellsGo.
+func hddCells(path dotPath, lam, cr, ci float64, sq, lnp, fr, fi []float64, maxAbsL float64) {
+	k := 0
+	if math.Abs(lam)*maxAbsL <= sincosMaxArg/2 {
+		k = hddCellsSIMD(path, lam, cr, ci, sq, lnp, fr, fi)
+	}
+	hddCellsGo(lam, cr, ci, sq[k:], lnp[k:], fr[k:], fi[k:])
+}
+
+// hddCellsGo is the portable hddCells. Runs of equal densities (cells at the floor,
+// typically) reuse the last sin/cos (sincos(lam·0) = (0, 1) starts the run).
+func hddCellsGo(lam, cr, ci float64, sq, lnp, fr, fi []float64) {
+	sq, fr, fi = sq[:len(lnp)], fr[:len(lnp)], fi[:len(lnp)]
+	lastL, sn, cs := 0.0, 0.0, 1.0
+	for c, l := range lnp {
+		if l != lastL {
+			sn, cs = sincos(lam * l)
+			lastL = l
+		}
+		s := sq[c]
+		re, im := float64(s*cs)-1, float64(s*sn)
+		fr[c] = float64(cr*re) - float64(ci*im)
+		fi[c] = float64(ci*re) + float64(cr*im)
 	}
 }

@@ -70,7 +70,7 @@ func compileL2(spec *Spec, idx int) (*l2Family, error) {
 	l.specialise(alphas)
 	outLen := f.Basis
 	if f.Features > 0 {
-		l.rff = newRFF(NewRNG(spec.Seed, f.Name+"/rff"), f.Basis, f.Features, f.Sigma)
+		l.rff = newProjectionRFF(f.Projection, NewRNG(spec.Seed, f.Name+"/rff"), f.Basis, f.Features, f.Sigma)
 		outLen = f.Features
 	}
 	l.cols = []Column{{Name: f.Name, Family: f.Name, Len: outLen}}
@@ -332,8 +332,39 @@ func (s *l2Sketch) finalize(n int64, out [][]float32) {
 		return
 	}
 	a := make([]float64, l.basis)
+	s.coefficients(a, fn)
+	l.rff.apply(a, dst)
+}
+
+// coefficients writes the window's basis coefficients a (float64) for fn points.
+func (s *l2Sketch) coefficients(a []float64, fn float64) {
+	l := s.fam
 	for m, v := range s.acc {
 		a[m] = l.weight[m] * (fromFixed(v) / fn)
 	}
-	l.rff.apply(a, dst)
+}
+
+// finalizeBatch is finalize for many windows; with the RFF stage, the non-empty windows'
+// coefficients go through one batched RFF pass.
+func (l *l2Family) finalizeBatch(ns []int64, parts []familySketch, outs [][][]float32) {
+	if l.rff == nil {
+		for k, p := range parts {
+			p.finalize(ns[k], outs[k])
+		}
+		return
+	}
+	b := l.rff.getBatch(len(parts))
+	defer l.rff.putBatch(b)
+	feats := make([][]float32, 0, len(parts))
+	for k, p := range parts {
+		if ns[k] == 0 {
+			clear(outs[k][0])
+			continue
+		}
+		w := len(feats)
+		p.(*l2Sketch).coefficients(b.a[w*l.basis:(w+1)*l.basis], float64(ns[k]))
+		feats = append(feats, outs[k][0])
+	}
+	b.a = b.a[:len(feats)*l.basis]
+	l.rff.applyBatch(b, feats)
 }

@@ -65,7 +65,7 @@ func compileMMD(spec *Spec, idx int) (*mmdFamily, error) {
 	}
 	outLen := f.Features
 	if f.RBFFeatures > 0 {
-		m.rbf = newRFF(NewRNG(spec.Seed, f.Name+"/rbf"), f.Features, f.RBFFeatures, f.RBFSigma)
+		m.rbf = newProjectionRFF(f.Projection, NewRNG(spec.Seed, f.Name+"/rbf"), f.Features, f.RBFFeatures, f.RBFSigma)
 		outLen = f.RBFFeatures
 	}
 	m.cols = []Column{{Name: f.Name, Family: f.Name, Len: outLen}}
@@ -125,9 +125,40 @@ func (s *mmdSketch) finalize(n int64, out [][]float32) {
 		return
 	}
 	zbar := make([]float64, m.features)
+	s.meanEmbedding(zbar, fn)
+	m.rbf.apply(zbar, dst)
+}
+
+// meanEmbedding writes z̄ (the first stage's output, in float64) for a window of fn points.
+func (s *mmdSketch) meanEmbedding(zbar []float64, fn float64) {
+	m := s.fam
 	for r := 0; r < m.half; r++ {
 		zbar[2*r] = m.scale * (fromFixed(s.acc[r]) / fn)
 		zbar[2*r+1] = m.scale * (fromFixed(s.acc[m.hp+r]) / fn)
 	}
-	m.rbf.apply(zbar, dst)
+}
+
+// finalizeBatch is finalize for many windows; with the rbf stage, the non-empty windows'
+// z̄ go through one batched RFF pass.
+func (m *mmdFamily) finalizeBatch(ns []int64, parts []familySketch, outs [][][]float32) {
+	if m.rbf == nil {
+		for k, p := range parts {
+			p.finalize(ns[k], outs[k])
+		}
+		return
+	}
+	b := m.rbf.getBatch(len(parts))
+	defer m.rbf.putBatch(b)
+	feats := make([][]float32, 0, len(parts))
+	for k, p := range parts {
+		if ns[k] == 0 {
+			clear(outs[k][0])
+			continue
+		}
+		w := len(feats)
+		p.(*mmdSketch).meanEmbedding(b.a[w*m.features:(w+1)*m.features], float64(ns[k]))
+		feats = append(feats, outs[k][0])
+	}
+	b.a = b.a[:len(feats)*m.features]
+	m.rbf.applyBatch(b, feats)
 }

@@ -3,6 +3,7 @@ package embedding
 import (
 	"fmt"
 	"math"
+	"sync"
 )
 
 // rff is a random Fourier feature map for the Gaussian kernel exp(−‖a−b‖²/(2σ²)) on ℝ^in:
@@ -16,7 +17,49 @@ type rff struct {
 	omega   []float64 // row-major (out/2) × in
 	scale   float64   // √(2/D)
 	path    dotPath   // kernel of rffDot; every path gives the same bits
+	orth    *sorf     // with `projection: orthogonal`: the structured frequencies (omega is nil)
+	batch   sync.Pool // *rffBatch: applyBatch's workspace
 }
+
+// newProjectionRFF is the random Fourier stage of a family whose spec field `projection`
+// is projection: newOrthogonalRFF for "orthogonal", newRFF otherwise ("gaussian", or empty
+// meaning gaussian). Both draw from rng.
+func newProjectionRFF(projection string, rng *RNG, in, features int, sigma float64) *rff {
+	if projection == projectionOrthogonal {
+		return newOrthogonalRFF(rng, in, features, sigma)
+	}
+	return newRFF(rng, in, features, sigma)
+}
+
+// newOrthogonalRFF is newRFF with the structured orthogonal frequencies of sorf.go instead
+// of the dense Gaussian matrix (`projection: orthogonal`), drawn from rng as newSORF says.
+func newOrthogonalRFF(rng *RNG, in, features int, sigma float64) *rff {
+	return &rff{in: in, out: features, scale: math.Sqrt(2 / float64(features)),
+		path: dotBestPath(), orth: newSORF(rng, in, features/2, sigma)}
+}
+
+// rffBatch is the workspace of one batched finalisation: the windows' inputs a (row-major,
+// one row of length in per window) and θ for one block of rows.
+type rffBatch struct {
+	a, theta []float64
+	y        []float64 // sorf's transform workspace
+}
+
+// getBatch returns a workspace for nw windows with a[:nw·in] ready to be filled; return it
+// with putBatch.
+func (m *rff) getBatch(nw int) *rffBatch {
+	b, _ := m.batch.Get().(*rffBatch)
+	if b == nil {
+		b = &rffBatch{}
+	}
+	if need := (nw + rffTileWindows) * m.in; cap(b.a) < need { // room for applyBatch's padding
+		b.a = make([]float64, need)
+	}
+	b.a = b.a[:nw*m.in]
+	return b
+}
+
+func (m *rff) putBatch(b *rffBatch) { m.batch.Put(b) }
 
 // newRFF draws the frequencies: for r = 0..D/2−1, for j = 0..in−1, ω_rj = rng.Normal()/σ.
 func newRFF(rng *RNG, in, features int, sigma float64) *rff {
@@ -38,6 +81,12 @@ const rffBlock = 96
 // for the default hdd family, more than L2 and a large share of L3), so with the SIMD
 // kernels this stage runs at memory bandwidth, not at FMA throughput.
 func (m *rff) apply(a []float64, out []float32) {
+	if m.orth != nil {
+		b := m.getBatch(0)
+		m.applyOrth(b, a, out)
+		m.putBatch(b)
+		return
+	}
 	half := m.out / 2
 	a = a[:m.in]
 	out = out[:2*half]
@@ -46,12 +95,133 @@ func (m *rff) apply(a []float64, out []float32) {
 		nr := min(rffBlock, half-r0)
 		th := theta[:nr]
 		rffDot(m.path, m.omega[r0*m.in:(r0+nr)*m.in], m.in, a, th)
-		o := out[2*r0 : 2*(r0+nr)]
-		for i, t := range th {
-			s, c := sincosFlat(t)
-			o[2*i] = float32(m.scale * s)
-			o[2*i+1] = float32(m.scale * c)
+		m.emit(th, out[2*r0:2*(r0+nr)])
+	}
+}
+
+// applyOrth is apply for the structured projection, with b's θ and transform workspace.
+func (m *rff) applyOrth(b *rffBatch, a []float64, out []float32) {
+	half := m.out / 2
+	if cap(b.theta) < half {
+		b.theta = make([]float64, half)
+	}
+	if len(b.y) < m.orth.p {
+		b.y = make([]float64, m.orth.p)
+	}
+	th := b.theta[:half]
+	m.orth.project(a, th, b.y)
+	m.emit(th, out[:2*half])
+}
+
+// emit writes the features of the frequencies θ: o[2i] = √(2/D)·sin θ_i and
+// o[2i+1] = √(2/D)·cos θ_i, rounded to float32. With AVX-512, 8 frequencies at a time by the
+// same operations (rffEmitAVX512) when every |θ_i| is within the polynomial kernel's range.
+func (m *rff) emit(theta []float64, o []float32) {
+	o = o[:2*len(theta)]
+	inRange := true
+	for _, t := range theta {
+		inRange = inRange && math.Abs(t) <= sincosMaxArg
+	}
+	k := 0
+	if inRange {
+		k = rffEmitSIMD(m.path, theta, m.scale, o)
+	}
+	theta, o = theta[k:], o[2*k:]
+	for i, t := range theta {
+		s, c := sincosFlat(t)
+		o[2*i] = float32(m.scale * s)
+		o[2*i+1] = float32(m.scale * c)
+	}
+}
+
+// rffRowBlockBytes is the size of the block of ω that applyBatch keeps in cache while every
+// window of the batch is multiplied by it: small enough for L2 (with the windows' inputs),
+// large enough that the per-block overhead (sincos of the block, loop set-up) is amortised.
+const rffRowBlockBytes = 192 << 10
+
+// rowBlock is applyBatch's number of rows per ω block: a multiple of 4 (the tile kernel's
+// rows) of about rffRowBlockBytes, at least 4.
+func (m *rff) rowBlock() int {
+	rb := rffRowBlockBytes / (8 * max(m.in, 1))
+	rb = max(4, rb&^3)
+	return min(rb, m.out/2)
+}
+
+// applyBatch is apply for many windows: it writes z(a_w) into outs[w] (len D each) for the
+// inputs a_w = b.a[w·in : (w+1)·in], w < len(outs). ω is streamed from memory once per call
+// instead of once per window: a block of rows stays in cache while every window is
+// multiplied by it (rffDotBatch). Each θ is computed by rffDot's summation order and goes
+// through the same sincos and scaling as in apply, so every outs[w] is bit-identical to
+// apply(a_w, outs[w]).
+func (m *rff) applyBatch(b *rffBatch, outs [][]float32) {
+	nw := len(outs)
+	if nw == 0 {
+		return
+	}
+	if m.orth != nil { // no matrix to stream: window by window
+		for w, out := range outs {
+			m.applyOrth(b, b.a[w*m.in:(w+1)*m.in], out)
 		}
+		return
+	}
+	half := m.out / 2
+	rb := m.rowBlock()
+	// With a tile kernel, windows left over from its groups of 6 run at about half its
+	// speed; from 3 left over it is cheaper to pad the group with zero inputs (whose θ
+	// are computed and dropped).
+	nc := nw
+	if rffTileSupported(m.path) && nw%rffTileWindows >= rffTileWindows/2 {
+		nc = (nw/rffTileWindows + 1) * rffTileWindows
+		b.a = b.a[:nc*m.in] // getBatch reserved the room
+		clear(b.a[nw*m.in:])
+	}
+	if cap(b.theta) < nc*rb {
+		b.theta = make([]float64, nc*rb)
+	}
+	theta := b.theta[:nc*rb]
+	a := b.a[:nc*m.in]
+	for r0 := 0; r0 < half; r0 += rb {
+		nr := min(rb, half-r0)
+		rffDotBatch(m.path, m.omega[r0*m.in:(r0+nr)*m.in], m.in, nr, a, nc, theta, rb)
+		for w, out := range outs {
+			m.emit(theta[w*rb:w*rb+nr], out[2*r0:2*(r0+nr)])
+		}
+	}
+}
+
+// rffTileWindows is the number of windows of the tile kernel (rffDotTile).
+const rffTileWindows = 6
+
+// rffDotBatch sets theta[w·ldt + r] = ω_r·a_w for r < rows and w < nw, with ω_r =
+// omega[r·n : (r+1)·n] and a_w = a[w·n : (w+1)·n], each by rffDot's summation order, so
+// every value is bit-identical to rffDot on that row and vector. With a tile kernel
+// (AVX-512) tiles of 4 rows × 6 windows share their loads; the rows and windows left over,
+// and the other paths, run rffDot per window on the same (cache-resident) rows.
+func rffDotBatch(path dotPath, omega []float64, n, rows int, a []float64, nw int, theta []float64, ldt int) {
+	if rows == 0 || nw == 0 {
+		return
+	}
+	if n < 0 || len(omega) < rows*n || len(a) < nw*n || ldt < rows || len(theta) < (nw-1)*ldt+rows {
+		panic("embedding: rffDotBatch: inconsistent dimensions")
+	}
+	w0 := 0
+	if n > 0 && rffTileSupported(path) {
+		r4 := rows &^ 3
+		for ; w0+rffTileWindows <= nw; w0 += rffTileWindows {
+			aw := a[w0*n : (w0+rffTileWindows)*n]
+			for r := 0; r < r4; r += 4 {
+				rffDotTile(omega[r*n:(r+4)*n], aw, n, theta[w0*ldt+r:], ldt)
+			}
+			if r4 == rows {
+				continue
+			}
+			for w := w0; w < w0+rffTileWindows; w++ {
+				rffDot(path, omega[r4*n:rows*n], n, a[w*n:(w+1)*n], theta[w*ldt+r4:w*ldt+rows])
+			}
+		}
+	}
+	for w := w0; w < nw; w++ {
+		rffDot(path, omega[:rows*n], n, a[w*n:(w+1)*n], theta[w*ldt:w*ldt+rows])
 	}
 }
 

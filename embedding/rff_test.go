@@ -203,20 +203,27 @@ func TestRFFApplyPathsBitIdentical(t *testing.T) {
 // setRFFPath forces the rffDot path of every RFF stage of e (a private Embedder), and the
 // l2Products path of its l2 families.
 func setRFFPath(e *Embedder, p dotPath) {
+	setPath := func(m *rff) {
+		m.path = p
+		if m.orth != nil {
+			m.orth.path = p
+		}
+	}
 	for _, f := range e.fams {
 		switch f := f.(type) {
 		case *hddFamily:
-			f.rff.path = p
+			setPath(f.rff)
+			f.plan.path = p
 		case *l2Family:
 			if f.spec >= 2 {
 				f.path = p
 			}
 			if f.rff != nil {
-				f.rff.path = p
+				setPath(f.rff)
 			}
 		case *mmdFamily:
 			if f.rbf != nil {
-				f.rbf.path = p
+				setPath(f.rbf)
 			}
 		}
 	}

@@ -69,16 +69,6 @@ func TestProjectionErrors(t *testing.T) {
 	}
 }
 
-// TestProjectionOrthogonalNotImplemented: until the orthogonal transform is wired into the
-// compile functions, New refuses it (the check in compileFamily; delete both together).
-func TestProjectionOrthogonalNotImplemented(t *testing.T) {
-	s := mustParse(t, specJSON("", `{"name": "l", "kind": "l2", "basis": 4, "sigma": 1, "features": 8, "projection": "orthogonal"}`))
-	_, err := New(s)
-	if want := `spec: families[0].projection: "orthogonal" is not implemented yet`; err == nil || err.Error() != want {
-		t.Errorf("New: %v, want %s", err, want)
-	}
-}
-
 func mustParse(t *testing.T, doc string) *Spec {
 	t.Helper()
 	s, err := ParseSpec([]byte(doc))

@@ -12,17 +12,23 @@ import (
 // Finalize computes the feature records of closed windows, one per window in order, with
 // specID in each. hook (may be nil) observes each family's finalisation time. The sketches
 // are only read: the caller releases them afterwards. It is the one finalisation path of
-// the worker (all windows closed by one Process call at once) and of `distfeat embed`, so a
-// batched finalisation replaces the loop here for both.
+// the worker (all windows closed by one Process call at once) and of `distfeat embed`: the
+// windows are finalised together (embedding.FinalizeBatch, bit-identical to finalising them
+// one by one), so each random Fourier matrix is streamed once per batch.
 func Finalize(specID string, closed []window.Closed[*embedding.Sketch], hook embedding.FinalizeHook) []schema.FeatureRecord {
 	if len(closed) == 0 {
 		return nil
 	}
+	sketches := make([]*embedding.Sketch, len(closed))
+	for i, c := range closed {
+		sketches[i] = c.Sketch
+	}
+	vectors := embedding.FinalizeBatch(sketches, hook)
 	recs := make([]schema.FeatureRecord, len(closed))
 	for i, c := range closed {
 		recs[i] = schema.FeatureRecord{
 			Set: c.Set, WindowStart: c.Start, WindowEnd: c.End, Seq: c.Seq, N: c.N,
-			SpecID: specID, Vectors: c.Sketch.Finalize(hook),
+			SpecID: specID, Vectors: vectors[i],
 		}
 	}
 	return recs

@@ -1,0 +1,359 @@
+package embedding
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+)
+
+// TestRFFDotBatchBitIdentical: every θ of rffDotBatch, on every path, equals the definition
+// of rffDot's summation order bit for bit, for window and row counts around the tile
+// kernel's 6 × 4 and lengths with every tail n mod 8, including values that make −0 lanes.
+func TestRFFDotBatchBitIdentical(t *testing.T) {
+	rng := NewRNG(11, "rffdot-batch")
+	for _, n := range []int{1, 2, 7, 8, 9, 15, 16, 17, 63, 100, 1000, 1001} {
+		for _, rows := range []int{1, 3, 4, 5, 8, 11, 12} {
+			for _, nw := range []int{1, 5, 6, 7, 12, 13} {
+				omega := make([]float64, rows*n)
+				for i := range omega {
+					omega[i] = rffDotValue(rng, 1)
+				}
+				a := make([]float64, nw*n)
+				for i := range a {
+					a[i] = rffDotValue(rng, 1)
+				}
+				if (n+rows+nw)%7 == 0 { // −0 inputs: lanes must stay +0 (see TestRFFDotNegativeZeroLane)
+					for i := range a[:n] {
+						a[i] = math.Copysign(0, -1)
+					}
+				}
+				ldt := rows + 3
+				for _, p := range dotPaths(t) {
+					theta := make([]float64, (nw-1)*ldt+rows+1)
+					sentinel := len(theta) - 1
+					theta[sentinel] = 777
+					rffDotBatch(p, omega, n, rows, a, nw, theta[:sentinel], ldt)
+					if theta[sentinel] != 777 {
+						t.Fatalf("n=%d rows=%d nw=%d path %v wrote past theta", n, rows, nw, p)
+					}
+					for w := 0; w < nw; w++ {
+						for r := 0; r < rows; r++ {
+							want := rffDotDefinition(omega[r*n:(r+1)*n], a[w*n:(w+1)*n])
+							if got := theta[w*ldt+r]; math.Float64bits(got) != math.Float64bits(want) {
+								t.Fatalf("n=%d rows=%d nw=%d path %v window %d row %d: %v (%#x), definition %v (%#x)",
+									n, rows, nw, p, w, r, got, math.Float64bits(got), want, math.Float64bits(want))
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestRFFApplyBatchBitIdentical: applyBatch gives, for every window, the bits of apply, on
+// every path, for the shapes of the hdd, mmd rbf and l2 rff stages (including an input
+// length that is not a multiple of 8 and a feature count that is not a multiple of the
+// row block).
+func TestRFFApplyBatchBitIdentical(t *testing.T) {
+	for _, tc := range []struct{ in, features, nw int }{{1000, 4096, 16}, {100, 1024, 7}, {13, 130, 13}, {1, 2, 3}, {7, 258, 6}, {1024, 1000, 1}} {
+		m := newRFF(NewRNG(3, "rff-batch"), tc.in, tc.features, 0.5)
+		rng := NewRNG(4, "rff-batch-input")
+		for _, p := range dotPaths(t) {
+			t.Run(fmt.Sprintf("in=%d/D=%d/nw=%d/%v", tc.in, tc.features, tc.nw, p), func(t *testing.T) {
+				m.path = p
+				b := m.getBatch(tc.nw)
+				defer m.putBatch(b)
+				for i := range b.a {
+					b.a[i] = rng.Normal() * 0.1
+				}
+				outs := make([][]float32, tc.nw)
+				for w := range outs {
+					outs[w] = make([]float32, tc.features)
+				}
+				m.applyBatch(b, outs)
+				want := make([]float32, tc.features)
+				for w := range outs {
+					m.apply(b.a[w*tc.in:(w+1)*tc.in], want)
+					for i := range want {
+						if math.Float32bits(outs[w][i]) != math.Float32bits(want[i]) {
+							t.Fatalf("window %d feature %d: %v, apply %v", w, i, outs[w][i], want[i])
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// batchTestSpecs covers every family and every variant that changes finalisation: the
+// default spec (mmd, hdd js joint d=2, l2), the second stages (mmd rbf, l2 rff) in d=3,
+// and hdd variants (marginal, hellinger, tv, iid λs, coefficients column, boundary none,
+// odd grid, d=1 and joint d=3).
+func batchTestSpecs(t *testing.T) map[string]*Spec {
+	t.Helper()
+	specs := testSpecs(t)
+	for name, doc := range map[string]string{
+		"hdd-variants": `{"dim": 2, "seed": 5, "families": [
+			{"name": "h_marg", "kind": "hdd", "divergence": "tv", "mode": "marginal", "grid": 33, "basis": 9, "features": 96, "sigma": 0.7, "coefficients": true},
+			{"name": "h_hel", "kind": "hdd", "divergence": "hellinger", "grid": 15, "basis": 20, "lambdas": 3, "features": 130, "sigma": 0.4, "boundary": "none"},
+			{"name": "h_iid", "kind": "hdd", "divergence": "js", "grid": 24, "basis": 30, "lambdas": 4, "lambda_sampling": "iid", "features": 258, "sigma": 0.5, "coefficients": true, "density_floor": 1e-9}]}`,
+		"hdd-d1": `{"dim": 1, "seed": 6, "families": [
+			{"name": "h1", "kind": "hdd", "divergence": "js", "grid": 40, "basis": 12, "features": 200, "sigma": 0.3}]}`,
+		"hdd-d3": `{"dim": 3, "seed": 7, "families": [
+			{"name": "h3", "kind": "hdd", "divergence": "js", "mode": "joint", "grid": 10, "basis": 20, "lambdas": 2, "features": 100, "sigma": 0.6}]}`,
+		"orthogonal": `{"dim": 2, "seed": 8, "families": [
+			{"name": "h_o", "kind": "hdd", "divergence": "js", "grid": 20, "basis": 15, "lambdas": 3, "features": 300, "sigma": 0.5, "projection": "orthogonal"},
+			{"name": "m_o", "kind": "mmd", "features": 64, "bandwidth": 0.2, "rbf_sigma": 0.7, "rbf_features": 90, "projection": "orthogonal"},
+			{"name": "l_o", "kind": "l2", "basis": 20, "sigma": 0.3, "features": 40, "projection": "orthogonal"}]}`,
+	} {
+		s, err := ParseSpec([]byte(doc))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		specs[name] = s
+	}
+	return specs
+}
+
+// TestFinalizeBatchBitIdentical: FinalizeBatch returns, for each of many random windows
+// (empty ones, a single point, up to a few thousand points, with clustered and uniform
+// points), exactly the bits of Sketch.Finalize, for every family and spec variant, with
+// batches larger than finalizeBatchMax, sketches of two embedders interleaved, and on
+// every rffDot path.
+func TestFinalizeBatchBitIdentical(t *testing.T) {
+	specs := batchTestSpecs(t)
+	var es []*Embedder
+	for _, name := range []string{"default", "stages", "hdd-variants", "hdd-d1", "hdd-d3", "orthogonal"} {
+		es = append(es, mustNew(t, specs[name]))
+	}
+	rng := NewRNG(21, "finalize-batch")
+	var sketches []*Sketch
+	for i := 0; i < finalizeBatchMax+23; i++ {
+		e := es[i%len(es)]
+		if i%11 == 3 {
+			e = es[0] // uneven group sizes
+		}
+		s := e.NewSketch()
+		switch i % 9 {
+		case 0: // empty
+		case 1:
+			s.Add(uniformPoints(rng, 1, e.Dim()))
+		default:
+			n := 1 + int(rng.Float64()*3000)
+			u := uniformPoints(rng, n, e.Dim())
+			if i%2 == 0 { // clustered: many cells at the density floor
+				for j := range u {
+					u[j] = 0.3 + 0.1*u[j]
+				}
+			}
+			s.Add(u)
+		}
+		sketches = append(sketches, s)
+	}
+	for _, p := range dotPaths(t) {
+		for _, e := range es {
+			setRFFPath(e, p)
+		}
+		calls := map[string]int{}
+		got := FinalizeBatch(sketches, func(fam string, _ time.Duration) { calls[fam]++ })
+		if len(got) != len(sketches) {
+			t.Fatalf("path %v: %d outputs for %d sketches", p, len(got), len(sketches))
+		}
+		want := map[string]int{}
+		for i, s := range sketches {
+			w := s.Finalize(func(fam string, _ time.Duration) { want[fam]++ })
+			if !equalVectors(got[i], w) {
+				t.Fatalf("path %v: window %d (spec %s, %d points) differs from Finalize", p, i, s.e.spec.ID(), s.Count())
+			}
+		}
+		for fam, n := range want {
+			if calls[fam] != n {
+				t.Fatalf("path %v: hook called %d times for %s, want %d", p, calls[fam], fam, n)
+			}
+		}
+	}
+	if out := FinalizeBatch(nil, nil); len(out) != 0 {
+		t.Fatalf("FinalizeBatch(nil) = %d outputs", len(out))
+	}
+}
+
+// TestProjectionOrthogonalWired: `projection: orthogonal` compiles every family's RFF
+// stage to the structured map drawn from the stage's own stream (hdd: the family name,
+// mmd: name/rbf, l2: name/rff), and the features are that map applied to the stage input.
+func TestProjectionOrthogonalWired(t *testing.T) {
+	e := mustNew(t, batchTestSpecs(t)["orthogonal"])
+	u := uniformPoints(NewRNG(5, "orth-wired"), 300, 2)
+	s := e.NewSketch()
+	s.Add(u)
+	got := s.Finalize(nil)
+	streams := []string{"h_o", "m_o/rbf", "l_o/rff"}
+	for i, f := range e.fams {
+		var m *rff
+		var in []float64
+		switch f := f.(type) {
+		case *hddFamily:
+			m = f.rff
+			in = make([]float64, f.coefLen)
+			sc := f.newScratch()
+			f.sketchCoefficients(in, s.parts[i].(*hddSketch).counts, s.n, nil, sc)
+		case *mmdFamily:
+			m = f.rbf
+			in = make([]float64, f.features)
+			s.parts[i].(*mmdSketch).meanEmbedding(in, float64(s.n))
+		case *l2Family:
+			m = f.rff
+			in = make([]float64, f.basis)
+			s.parts[i].(*l2Sketch).coefficients(in, float64(s.n))
+		}
+		if m.orth == nil || m.omega != nil {
+			t.Fatalf("family %s: the RFF stage is not the orthogonal map", e.names[i])
+		}
+		fam := e.spec.Families[i]
+		sigma := fam.Sigma
+		if fam.Kind == kindMMD {
+			sigma = fam.RBFSigma
+		}
+		want := newOrthogonalRFF(NewRNG(8, streams[i]), m.in, m.out, sigma)
+		out := make([]float32, m.out)
+		want.apply(in, out)
+		if !equalVectors([][]float32{out}, [][]float32{got[e.colsOf[i][0]]}) {
+			t.Fatalf("family %s: features differ from the orthogonal map of stream %q", e.names[i], streams[i])
+		}
+	}
+}
+
+// TestProjLanesPaths: projLanes on every path equals the per-lane definition (two
+// alternating partial sums of rounded products) bit for bit, for lane counts around the
+// kernels' 32 and 8 and odd and even table lengths, with signed zeros and extreme values.
+func TestProjLanesPaths(t *testing.T) {
+	rng := NewRNG(12, "proj-lanes")
+	for _, h := range []int{1, 2, 3, 7, 32, 33, 64} {
+		for _, lanes := range []int{1, 7, 8, 9, 31, 32, 33, 40, 64, 100} {
+			ld := lanes + int(rng.Float64()*3)
+			th := make([]float64, h)
+			for i := range th {
+				th[i] = rffDotValue(rng, 1)
+			}
+			v := make([]float64, (h-1)*ld+lanes)
+			for i := range v {
+				v[i] = rffDotValue(rng, 1)
+			}
+			want := make([]float64, lanes)
+			for k := range want {
+				var a0, a1 float64
+				for c := 0; c < h; c++ {
+					if c%2 == 0 {
+						a0 += float64(th[c] * v[c*ld+k])
+					} else {
+						a1 += float64(th[c] * v[c*ld+k])
+					}
+				}
+				want[k] = a0 + a1
+			}
+			for _, p := range dotPaths(t) {
+				got := make([]float64, lanes)
+				projLanes(p, th, v, ld, got)
+				for k := range got {
+					if math.Float64bits(got[k]) != math.Float64bits(want[k]) {
+						t.Fatalf("h=%d lanes=%d path %v lane %d: %v, definition %v", h, lanes, p, k, got[k], want[k])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestHDDCellsPaths: hddCells on every path equals the scalar definition with sincos bit
+// for bit: cell counts around the kernel's 8, runs of equal ln p̂ (cells at the floor),
+// zeros, every quadrant of λ·ln p̂, and the fallback when |λ·ln p̂| could leave the
+// polynomial kernel's range.
+func TestHDDCellsPaths(t *testing.T) {
+	rng := NewRNG(13, "hdd-cells")
+	for _, n := range []int{1, 7, 8, 9, 64, 100, 4096} {
+		for _, lam := range []float64{0.01, 0.3, 1.7, 16, 3e9, 1e12} {
+			sq, lnp := make([]float64, n), make([]float64, n)
+			maxAbsL := 0.0
+			for c := range lnp {
+				switch u := rng.Float64(); {
+				case u < 0.2:
+					lnp[c] = math.Log(1e-6) // the default floor
+				case u < 0.3:
+					lnp[c] = 0
+				case u < 0.35 && c > 0:
+					lnp[c] = lnp[c-1]
+				default:
+					lnp[c] = rng.Normal() * 5
+				}
+				sq[c] = math.Sqrt(math.Exp(lnp[c]))
+				maxAbsL = max(maxAbsL, math.Abs(lnp[c]))
+			}
+			cr, ci := rng.Normal(), rng.Normal()
+			wantR, wantI := make([]float64, n), make([]float64, n)
+			for c, l := range lnp {
+				sn, cs := sincos(lam * l)
+				re, im := float64(sq[c]*cs)-1, float64(sq[c]*sn)
+				wantR[c] = float64(cr*re) - float64(ci*im)
+				wantI[c] = float64(ci*re) + float64(cr*im)
+			}
+			for _, p := range dotPaths(t) {
+				fr, fi := make([]float64, n), make([]float64, n)
+				hddCells(p, lam, cr, ci, sq, lnp, fr, fi, maxAbsL)
+				for c := range fr {
+					if math.Float64bits(fr[c]) != math.Float64bits(wantR[c]) || math.Float64bits(fi[c]) != math.Float64bits(wantI[c]) {
+						t.Fatalf("n=%d λ=%v path %v cell %d (ln p̂ = %v): (%v, %v), definition (%v, %v)",
+							n, lam, p, c, lnp[c], fr[c], fi[c], wantR[c], wantI[c])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestRFFEmitPaths: emit on every path gives the bits of the scalar definition
+// float32(√(2/D)·sincos(θ)) for lengths around the kernel's 8, arguments in every
+// quadrant, ±0, near multiples of π/2, and blocks holding NaN, ±Inf or |θ| > 2⁴⁰ (which
+// take the scalar path).
+func TestRFFEmitPaths(t *testing.T) {
+	rng := NewRNG(14, "rff-emit")
+	for _, n := range []int{1, 7, 8, 9, 16, 100, 3500} {
+		for special := 0; special < 4; special++ {
+			theta := make([]float64, n)
+			for i := range theta {
+				switch u := rng.Float64(); {
+				case u < 0.05:
+					theta[i] = math.Copysign(0, -1)
+				case u < 0.15:
+					theta[i] = float64(int(rng.Float64()*40)-20) * math.Pi / 2
+				default:
+					theta[i] = rng.Normal() * 30
+				}
+			}
+			switch special {
+			case 1:
+				theta[n/2] = math.NaN()
+			case 2:
+				theta[n-1] = math.Inf(-1)
+			case 3:
+				theta[0] = 3e12
+			}
+			m := &rff{scale: math.Sqrt(2 / float64(2*n))}
+			want := make([]float32, 2*n)
+			for i, th := range theta {
+				s, c := sincos(th)
+				want[2*i], want[2*i+1] = float32(m.scale*s), float32(m.scale*c)
+			}
+			for _, p := range dotPaths(t) {
+				m.path = p
+				got := make([]float32, 2*n)
+				m.emit(theta, got)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("n=%d special=%d path %v feature %d (θ = %v): %v, definition %v", n, special, p, i, theta[i/2], got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
