@@ -139,9 +139,14 @@ func mmdThetas(w []float64, hp int, u []float64, d int, th []float64) {
 }
 
 // mmdSinCosSum returns Σ toFixed(sin θ) and Σ toFixed(cos θ) over th: sincosFixed written
-// out for two arguments per iteration (independent dependency chains); an odd last
-// argument goes through sincosFixed itself.
+// out for two arguments per iteration (independent dependency chains), with its quadrant
+// step replaced by sums per quadrant. With a = toFixed(sin r), b = toFixed(cos r) of the
+// reduced argument, quadrant 0 contributes (a, b), 1 (b, −a), 2 (−a, −b), 3 (−b, a)
+// (toFixed(−x) = −toFixed(x): it rounds half to even), so summing a and b per quadrant
+// and combining the four sums once gives the same integers with no per-term sign logic.
+// An odd last argument goes through sincosFixed itself.
 func mmdSinCosSum(th []float64) (sAcc, cAcc int64) {
+	var sa4, cb4 [4]int64 // Σ a and Σ b per quadrant
 	i := 0
 	for ; i+2 <= len(th); i += 2 {
 		t := th[i : i+2 : i+2]
@@ -166,11 +171,14 @@ func mmdSinCosSum(th []float64) (sAcc, cAcc int64) {
 		sa, sb := math.FMA(psa, float64(ra*za), ra), math.FMA(psb, float64(rb*zb), rb)
 		sa, sb = math.FMA(sa, fixedScale, fixedMagic), math.FMA(sb, fixedScale, fixedMagic)
 		ca, cb = math.FMA(ca, fixedScale, fixedMagic), math.FMA(cb, fixedScale, fixedMagic)
-		s0, c0 := fixedQuadrant(math.Float64bits(qa), sa, ca)
-		s1, c1 := fixedQuadrant(math.Float64bits(qb), sb, cb)
-		sAcc += s0 + s1
-		cAcc += c0 + c1
+		na, nb := math.Float64bits(qa)&3, math.Float64bits(qb)&3
+		sa4[na] += int64(math.Float64bits(sa) - fixedMagicBits)
+		cb4[na] += int64(math.Float64bits(ca) - fixedMagicBits)
+		sa4[nb] += int64(math.Float64bits(sb) - fixedMagicBits)
+		cb4[nb] += int64(math.Float64bits(cb) - fixedMagicBits)
 	}
+	sAcc = sa4[0] + cb4[1] - sa4[2] - cb4[3]
+	cAcc = cb4[0] - sa4[1] - cb4[2] + sa4[3]
 	if i < len(th) {
 		s, c := sincosFixed(th[i])
 		sAcc += s
