@@ -101,6 +101,10 @@ func mmdAccumulateGo(omega, u []float64, n, d, hp int, acc []int64) {
 	}
 }
 
+// mmdColMax is the largest d whose frequency column mmdThetas gathers into a contiguous
+// stack buffer; larger d read it strided.
+const mmdColMax = 64
+
 // mmdThetas sets th[i] = ω·u_i for the points u_i = u[i·d : (i+1)·d], where ω_j = w[j·hp]:
 // the product for j = 0, then one math.FMA per further coordinate, as every path does.
 func mmdThetas(w []float64, hp int, u []float64, d int, th []float64) {
@@ -118,13 +122,21 @@ func mmdThetas(w []float64, hp int, u []float64, d int, th []float64) {
 			th[i] = math.FMA(w1, x[1], float64(w0*x[0]))
 		}
 	default:
-		var buf [64]float64 // the frequency column, contiguous (d ≤ 64 on the stack)
-		col := buf[:0]
-		if d > len(buf) {
-			col = make([]float64, 0, d)
+		if d > mmdColMax { // read ω in place, strided: no allocation for any d
+			for i := range th {
+				x := u[i*d : i*d+d : i*d+d]
+				t := float64(w[0] * x[0])
+				for j := 1; j < d; j++ {
+					t = math.FMA(w[j*hp], x[j], t)
+				}
+				th[i] = t
+			}
+			return
 		}
-		for j := 0; j < d; j++ {
-			col = append(col, w[j*hp])
+		var buf [mmdColMax]float64 // the frequency column, contiguous
+		col := buf[:d]
+		for j := range col {
+			col[j] = w[j*hp]
 		}
 		for i := range th {
 			x := u[i*d : i*d+d : i*d+d]

@@ -32,6 +32,7 @@ func TestMMDKernelPathsBitIdentical(t *testing.T) {
 		{17, 40, 50, 100, 1},
 		{1, 16, 5001, 10, 1}, // several chunks of the largest size (mmdThetaMax)
 		{40, 16, 77, 10, 1},  // d above the d = 1, 2 special cases, odd n
+		{70, 8, 33, 10, 1},   // d above mmdColMax: the strided path
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("d=%d,hp=%d,n=%d,scale=%g", tc.d, tc.hp, tc.n, tc.scale), func(t *testing.T) {
