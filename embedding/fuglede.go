@@ -83,10 +83,10 @@ func (v divergence) kappa(x, y float64) float64 {
 		}
 		k := 0.0
 		if x > 0 {
-			k += 0.5 * x * math.Log(2*x/s)
+			k += float64(0.5 * x * math.Log(2*x/s))
 		}
 		if y > 0 {
-			k += 0.5 * y * math.Log(2*y/s)
+			k += float64(0.5 * y * math.Log(2*y/s))
 		}
 		return k
 	case divHellinger:
@@ -104,7 +104,7 @@ func (v divergence) measureDensity(lambda float64) float64 {
 	case divJS:
 		return jsDensity(lambda)
 	case divTV:
-		return (4 / math.Pi) / (1 + 4*lambda*lambda)
+		return (4 / math.Pi) / (1 + float64(4*lambda*lambda))
 	default:
 		return 0
 	}
@@ -114,7 +114,7 @@ func (v divergence) measureDensity(lambda float64) float64 {
 // the portable exponential so that the λ quantiles are identical on every amd64 CPU.
 func jsDensity(lambda float64) float64 {
 	e := expPortable(-math.Pi * lambda)
-	return 2 * e / ((1 + e*e) * (1 + 4*lambda*lambda))
+	return 2 * e / ((1 + float64(e*e)) * (1 + float64(4*lambda*lambda)))
 }
 
 // lambdaSampler evaluates the CDF F and quantile F⁻¹ of the normalised measure μ/Z.
@@ -143,7 +143,7 @@ func newLambdaSampler(div divergence) *lambdaSampler {
 		s.gx, s.gw = gaussLegendre(jsNodes)
 		s.cum = make([]float64, jsPanels+1)
 		for k := 0; k < jsPanels; k++ {
-			a := float64(k) * jsPanel
+			a := float64(float64(k) * jsPanel)
 			s.cum[k+1] = s.cum[k] + s.integrate(a, a+jsPanel)
 		}
 	}
@@ -152,12 +152,12 @@ func newLambdaSampler(div divergence) *lambdaSampler {
 
 // integrate is ∫_a^b jsDensity by the sampler's Gauss–Legendre rule (b − a ≤ jsPanel).
 func (s *lambdaSampler) integrate(a, b float64) float64 {
-	h, m := 0.5*(b-a), 0.5*(a+b)
+	h, m := float64(0.5*(b-a)), float64(0.5*(a+b))
 	sum := 0.0
 	for i, x := range s.gx {
-		sum += s.gw[i] * jsDensity(m+h*x)
+		sum += float64(s.gw[i] * jsDensity(m+float64(h*x)))
 	}
-	return h * sum
+	return float64(h * sum)
 }
 
 // cdf is F(λ) = μ([0, λ])/Z.
@@ -199,10 +199,10 @@ func (s *lambdaSampler) quantile(q float64) float64 {
 		if q >= 1 {
 			return math.Inf(1)
 		}
-		return 0.5 * math.Tan(0.5*math.Pi*q)
+		return 0.5 * tanPortable(0.5*math.Pi*q)
 	}
 	z := s.div.mass()
-	target := q * z
+	target := float64(q * z)
 	if target >= s.cum[jsPanels] {
 		return float64(jsPanels) * jsPanel
 	}
@@ -216,11 +216,11 @@ func (s *lambdaSampler) quantile(q float64) float64 {
 			hi = mid
 		}
 	}
-	a, b := float64(lo)*jsPanel, float64(lo+1)*jsPanel
+	a, b := float64(float64(lo)*jsPanel), float64(float64(lo+1)*jsPanel)
 	// g(λ) = ∫_{a0}^λ f − (target − cum[lo]) is increasing on [a, b], g(a) ≤ 0 < g(b).
 	a0 := a
 	need := target - s.cum[lo]
-	x := a + jsPanel*need/(s.cum[lo+1]-s.cum[lo]) // start from the linear interpolant
+	x := a + float64(jsPanel*need/(s.cum[lo+1]-s.cum[lo])) // start from the linear interpolant
 	for iter := 0; iter < 100; iter++ {
 		g := s.integrate(a0, x) - need
 		if g == 0 {
@@ -263,7 +263,8 @@ func drawLambdas(div divergence, m int, iid bool, rng *RNG) []float64 {
 }
 
 // gaussLegendre is the n-point Gauss–Legendre rule on [−1, 1] (see quadrature.GaussLegendre).
-func gaussLegendre(n int) (x, w []float64) { return quadrature.GaussLegendre(n) }
+// Its initial guesses use the portable cosine, so the nodes are the same on every architecture.
+func gaussLegendre(n int) (x, w []float64) { return quadrature.GaussLegendreCos(n, cosPortable) }
 
 // expPortable is eˣ computed in pure Go (the fdlibm algorithm of Go's portable math.exp).
 // math.Exp on amd64 uses an assembly kernel that switches to FMA instructions when the CPU
@@ -299,15 +300,15 @@ func expPortable(x float64) float64 {
 	var k int
 	switch {
 	case x < 0:
-		k = int(log2e*x - 0.5)
+		k = int(float64(log2e*x) - 0.5)
 	case x > 0:
-		k = int(log2e*x + 0.5)
+		k = int(float64(log2e*x) + 0.5)
 	}
-	hi := x - float64(k)*ln2Hi
-	lo := float64(k) * ln2Lo
+	hi := x - float64(float64(k)*ln2Hi)
+	lo := float64(float64(k) * ln2Lo)
 	r := hi - lo
-	t := r * r
-	c := r - t*(p1+t*(p2+t*(p3+t*(p4+t*p5))))
-	y := 1 - ((lo - (r*c)/(2-c)) - hi)
+	t := float64(r * r)
+	c := r - float64(t*(p1+float64(t*(p2+float64(t*(p3+float64(t*(p4+float64(t*p5)))))))))
+	y := 1 - ((lo - float64(r*c)/(2-c)) - hi)
 	return math.Ldexp(y, k)
 }

@@ -109,8 +109,8 @@ func compileHDD(spec *Spec, idx int) (family, error) {
 	scale := math.Sqrt(f.div.mass() / float64(m))
 	f.cr, f.ci = make([]float64, m), make([]float64, m)
 	for j, l := range f.lambdas {
-		den := l*l + 0.25
-		f.cr[j] = scale * (l*l - 0.25) / den
+		den := float64(l*l) + 0.25
+		f.cr[j] = scale * (float64(l*l) - 0.25) / den
 		f.ci[j] = scale * l / den
 		if math.IsInf(l, 0) { // unreachable for q < 1; keep |c_λ| = 1 regardless
 			f.cr[j], f.ci[j] = scale, 0
@@ -340,7 +340,7 @@ func (f *hddFamily) coefficients(a, dens []float64, sc *hddScratch) {
 		for c, p := range dens {
 			l := 0.0 // p = 0: p^{½+iλ} = 0 = √p·e^{i·0}
 			if p > 0 {
-				l = math.Log(p)
+				l = logPortable(p)
 			}
 			lnp[c] = l
 			maxAbsL = max(maxAbsL, math.Abs(l))
@@ -522,11 +522,11 @@ func (p *projPlan) project(dst, fn []float64, sc *projScratch) {
 				var a0, a1 float64
 				c := 0
 				for ; c+2 <= g; c += 2 {
-					a0 += t[c] * col[c*nsIn]
-					a1 += t[c+1] * col[(c+1)*nsIn]
+					a0 += float64(t[c] * col[c*nsIn])
+					a1 += float64(t[c+1] * col[(c+1)*nsIn])
 				}
 				if c < g {
-					a0 += t[c] * col[c*nsIn]
+					a0 += float64(t[c] * col[c*nsIn])
 				}
 				out[o*ns+s] = a0 + a1
 			}
@@ -544,14 +544,14 @@ func dot2(t, x, y []float64) (float64, float64) {
 		tt := t[i : i+2 : i+2]
 		xx := x[i : i+2 : i+2]
 		yy := y[i : i+2 : i+2]
-		a0 += tt[0] * xx[0]
-		b0 += tt[0] * yy[0]
-		a1 += tt[1] * xx[1]
-		b1 += tt[1] * yy[1]
+		a0 += float64(tt[0] * xx[0])
+		b0 += float64(tt[0] * yy[0])
+		a1 += float64(tt[1] * xx[1])
+		b1 += float64(tt[1] * yy[1])
 	}
 	if i < len(t) {
-		a0 += t[i] * x[i]
-		b0 += t[i] * y[i]
+		a0 += float64(t[i] * x[i])
+		b0 += float64(t[i] * y[i])
 	}
 	return a0 + a1, b0 + b1
 }
@@ -614,15 +614,15 @@ func (p *projPlan) project2(dstR, dstI, fr, fi []float64, sc *projScratch) {
 				c := 0
 				for ; c+2 <= g; c += 2 {
 					i0, i1 := c*nsIn+k, (c+1)*nsIn+k
-					a0 += t[c] * inR[i0]
-					b0 += t[c] * inI[i0]
-					a1 += t[c+1] * inR[i1]
-					b1 += t[c+1] * inI[i1]
+					a0 += float64(t[c] * inR[i0])
+					b0 += float64(t[c] * inI[i0])
+					a1 += float64(t[c+1] * inR[i1])
+					b1 += float64(t[c+1] * inI[i1])
 				}
 				if c < g {
 					i0 := c*nsIn + k
-					a0 += t[c] * inR[i0]
-					b0 += t[c] * inI[i0]
+					a0 += float64(t[c] * inR[i0])
+					b0 += float64(t[c] * inI[i0])
 				}
 				outR[o*ns+s], outI[o*ns+s] = a0+a1, b0+b1
 			}

@@ -49,7 +49,7 @@ type kdeAxis struct {
 func newKDEAxis(g int, h float64, reflect bool) *kdeAxis {
 	k := &kdeAxis{g: g, start: make([]int, g), off: make([]int, g+1)}
 	gf := float64(g)
-	cut := kdeCutoff * h
+	cut := float64(kdeCutoff * h)
 	norm := 1 / (gf * h * math.Sqrt(2*math.Pi))
 	inv2h2 := 1 / (2 * h * h)
 	// Reflection images y = ±s + 2k with |c − y| ≤ cut need |k| ≤ (cut + 2)/2.
@@ -117,7 +117,7 @@ func (k *kdeAxis) apply(dst, src []float64, outer, inner int) {
 				in := src[(o*n+p)*inner : (o*n+p+1)*inner]
 				in = in[:len(out)]
 				for x := range out {
-					out[x] += wt * in[x]
+					out[x] += float64(wt * in[x])
 				}
 			}
 		}
@@ -210,7 +210,7 @@ func binCoord(u, g float64) (int, float64) {
 	} else if u > 1 {
 		u = 1
 	}
-	t := u*g + 0.5
+	t := float64(u*g) + 0.5
 	p := int(t)
 	return p, t - float64(p)
 }

@@ -2,6 +2,7 @@ package embedding
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 )
@@ -29,6 +30,9 @@ func TestMMDKernelPathsBitIdentical(t *testing.T) {
 		{5, 8, 33, 10, 3},
 		{16, 64, 300, 10, 1},
 		{17, 40, 50, 100, 1},
+		{1, 16, 5001, 10, 1}, // several chunks of the largest size (mmdThetaMax)
+		{40, 16, 77, 10, 1},  // d above the d = 1, 2 special cases, odd n
+		{70, 8, 33, 10, 1},   // d above mmdColMax: the strided path
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("d=%d,hp=%d,n=%d,scale=%g", tc.d, tc.hp, tc.n, tc.scale), func(t *testing.T) {
@@ -83,5 +87,44 @@ func TestMMDKernelPathsBitIdentical(t *testing.T) {
 				t.Fatalf("portable kernel differs from the per-term definition")
 			}
 		})
+	}
+}
+
+// TestSincosFixedMatchesPoly checks the portable kernel's building blocks against their
+// definition, toFixed of sincosPoly, on 4 million random arguments over every scale up to
+// sincosMaxArg plus quadrant boundaries, signed zeros and arguments next to multiples of π/4
+// (where the quadrant rounding and the integer-domain swap and negations matter), one
+// argument at a time (sincosFixed) and summed two at a time (mmdSinCosSum, odd and even
+// lengths). make test-arch runs it under qemu for arm64 too.
+func TestSincosFixedMatchesPoly(t *testing.T) {
+	rng := NewRNG(12, "sincos-fixed")
+	var th []float64
+	for _, scale := range []float64{1e-300, 1e-8, 1, math.Pi / 4, 10, 100, 1e4, 1e8, 1e12, sincosMaxArg} {
+		for i := 0; i < 400000; i++ {
+			th = append(th, (2*rng.Float64()-1)*scale)
+		}
+	}
+	for k := -1000; k <= 1000; k++ {
+		x := float64(k) * (math.Pi / 4)
+		th = append(th, x, math.Nextafter(x, math.Inf(1)), math.Nextafter(x, math.Inf(-1)))
+	}
+	th = append(th, 0, math.Copysign(0, -1), sincosMaxArg, -sincosMaxArg)
+	var wantS, wantC int64
+	for i, x := range th {
+		s, c := sincosPoly(x)
+		fs, fc := toFixed(s), toFixed(c)
+		if gs, gc := sincosFixed(x); gs != fs || gc != fc {
+			t.Fatalf("sincosFixed(%v) = (%d, %d), toFixed of sincosPoly = (%d, %d)", x, gs, gc, fs, fc)
+		}
+		wantS += fs
+		wantC += fc
+		if i == len(th)-2 { // an odd length too
+			if gs, gc := mmdSinCosSum(th[:len(th)-1]); gs != wantS || gc != wantC {
+				t.Fatalf("mmdSinCosSum over %d arguments = (%d, %d), want (%d, %d)", len(th)-1, gs, gc, wantS, wantC)
+			}
+		}
+	}
+	if gs, gc := mmdSinCosSum(th); gs != wantS || gc != wantC {
+		t.Fatalf("mmdSinCosSum over %d arguments = (%d, %d), want (%d, %d)", len(th), gs, gc, wantS, wantC)
 	}
 }

@@ -114,3 +114,34 @@ func cosPi(x float64) float64 {
 	_, c := sincos(float64(math.Pi * x))
 	return c
 }
+
+// sincosFixed is (toFixed(sin θ), toFixed(cos θ)) for |θ| ≤ sincosMaxArg, bit-identical to
+// toFixed of sincosPoly: sincosOctant's operations, then the quadrant applied to the
+// fixed-point integers with masks (a swap when q is odd, negations when q&2 and (q+1)&2),
+// which is exact because toFixed rounds half to even (toFixed(−x) = −toFixed(x)). Small
+// enough for the compiler to inline into the mmd kernel's point loop.
+func sincosFixed(theta float64) (sin, cos int64) {
+	t := math.FMA(theta, twoOverPi, fixedMagic)
+	k := float64(t - fixedMagic)
+	r := math.FMA(-k, pio2Hi, theta)
+	r = math.FMA(-k, pio2Lo, r)
+	z := float64(r * r)
+	ps := math.FMA(math.FMA(math.FMA(math.FMA(math.FMA(sinC0, z, sinC1), z, sinC2), z, sinC3), z, sinC4), z, sinC5)
+	pc := math.FMA(math.FMA(math.FMA(math.FMA(math.FMA(cosC0, z, cosC1), z, cosC2), z, cosC3), z, cosC4), z, cosC5)
+	c := math.FMA(math.FMA(pc, z, -0.5), z, 1)
+	s := math.FMA(ps, float64(r*z), r)
+	return fixedQuadrant(math.Float64bits(t), math.FMA(s, fixedScale, fixedMagic), math.FMA(c, fixedScale, fixedMagic))
+}
+
+// fixedQuadrant applies the quadrant bits q of sincosOctant to fixed-point values: fs and
+// fc are fma(sin r, 2³², 1.5·2⁵²) and fma(cos r, 2³², 1.5·2⁵²) of the reduced argument
+// (toFixed before its integer subtraction). The swap and negations act on the integers,
+// which is exact because toFixed rounds half to even (toFixed(−x) = −toFixed(x)), and
+// need no branches.
+func fixedQuadrant(q uint64, fs, fc float64) (sin, cos int64) {
+	a := int64(math.Float64bits(fs) - fixedMagicBits)
+	b := int64(math.Float64bits(fc) - fixedMagicBits)
+	sw := (a ^ b) & (int64(q<<63) >> 63)             // all ones when q is odd
+	ns, nc := int64(q<<62)>>63, int64((q+1)<<62)>>63 // all ones when q&2, (q+1)&2
+	return (a ^ sw ^ ns) - ns, (b ^ sw ^ nc) - nc
+}
