@@ -36,6 +36,7 @@ func commands() []command {
 		{"demo", "broker + two workers + synthetic sets, checked against exact kernels", runDemo},
 		{"produce", "publish point sets to the input topic", runProduce},
 		{"embed", "compute features offline from JSON lines", runEmbed},
+		{"calibrate", "propose a spec from a sample of sets, with a self-check and an HTML report", runCalibrate},
 		{"tail", "print feature records as JSON lines", runTail},
 		{"spec", "print the resolved spec, spec_id and output schema", runSpec},
 		{"bench", "end-to-end throughput through the embedded broker", runBench},
