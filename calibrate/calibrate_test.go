@@ -148,21 +148,25 @@ func TestSilvermanGaussian(t *testing.T) {
 	}
 }
 
-// TestFeatureCount: the rule's two terms and the even rounding.
+// TestFeatureCount: the rule's two terms, the floor, the cap and the even rounding
+// (ε = 0.03, R² = 0.98 so R²/(1−R²) = 49; with ê² = 1/D₀, the RFF bound, the error term is
+// ⌈1/ε²⌉ = ⌈1111.1⌉ = 1112).
 func TestFeatureCount(t *testing.T) {
 	o := Options{}.withDefaults()
+	bound := 1.0 / PilotFeatures
 	for _, tc := range []struct {
-		varK float64
-		want int
+		mse, r2 float64
+		want    int
 	}{
-		{0, 1112},    // ⌈1/0.03²⌉ = 1112 (1111.1…)
-		{0.1, 1112},  // 19/0.1 = 190 < 1112
-		{0.01, 1900}, // 19/0.01
-		{0.003, 6334},
-		{1e-6, DefaultMaxFeatures},
+		{bound, 0, 1112},
+		{4 * bound, 1, 4446}, // ⌈4444.4⌉ = 4445 → even
+		{bound, 0.99, 1112},  // n₀ = 1/99: 1024·49/99 = 506.8 < 1112
+		{bound, 0.9, 5576},   // n₀ = 1/9: 1024·49/9 = 5575.1
+		{1e-6, 0.999, MinFeatures},
+		{bound, 0.5, DefaultMaxFeatures}, // n₀ = 1: 50 176
 	} {
-		if got, rule := featureCount(tc.varK, o); got != tc.want {
-			t.Errorf("var K %g: D = %d (%s), want %d", tc.varK, got, rule, tc.want)
+		if got, rule := featureCount(tc.mse, tc.r2, o); got != tc.want {
+			t.Errorf("ê² %g, R₀² %g: D = %d (%s), want %d", tc.mse, tc.r2, got, rule, tc.want)
 		}
 	}
 }

@@ -93,7 +93,13 @@ func (c *calibration) outerStage(i int, vs [][]float32, what, kernel string) (Fa
 		gram[k] = math.Exp(-v / (2 * sigma * sigma))
 	}
 	truth := offDiagonal(gram, S)
-	f.Features, rule = featureCount(variance(truth), c.opts)
+	pilot := *f
+	pilot.Features, pilot.Coefficients = PilotFeatures, false
+	mse, pr2, err := c.pilot(pilot, false, truth)
+	if err != nil {
+		return FamilyResult{}, familyTruth{}, err
+	}
+	f.Features, rule = featureCount(mse, pr2, c.opts)
 	c.note(i, "features", strconv.Itoa(f.Features), rule)
 	fr := FamilyResult{Gram: gram, Between: sqrtAll(off), Marks: []Mark{{"sigma", sigma}}}
 	return fr, familyTruth{kernel: kernel, pairs: truth}, nil

@@ -49,8 +49,14 @@ func (c *calibration) mmd(i int) (FamilyResult, familyTruth, error) {
 	off := offDiagonal(K, S)
 	fr := FamilyResult{Gram: K, Grid: hs, Spread: spread, Marks: []Mark{{"median heuristic", h0}, {"bandwidth", f.Bandwidth}}}
 	ft := familyTruth{kernel: "exact mean-map kernel (1/nm)ΣΣ exp(−‖u−v‖²/2h²) on the sub-sampled normalised points", pairs: off, onSub: true}
+	pilot := *f
+	pilot.Features, pilot.RBFSigma, pilot.RBFFeatures = PilotFeatures, 0, 0
+	mse, pr2, err := c.pilot(pilot, true, off)
+	if err != nil {
+		return FamilyResult{}, familyTruth{}, err
+	}
 	var rule string
-	f.Features, rule = featureCount(variance(off), c.opts)
+	f.Features, rule = featureCount(mse, pr2, c.opts)
 	c.note(i, "features", strconv.Itoa(f.Features), rule)
 	if f.RBFSigma == 0 && f.RBFFeatures == 0 {
 		return fr, ft, nil
@@ -70,7 +76,12 @@ func (c *calibration) mmd(i int) (FamilyResult, familyTruth, error) {
 	fr.Gram = outerGram(K, S, sigma)
 	ft.pairs = offDiagonal(fr.Gram, S)
 	ft.kernel = "exp(−MMD²_b/2σ²), MMD²_b from the exact mean-map kernel on the sub-sampled points"
-	f.RBFFeatures, rule = featureCount(variance(ft.pairs), c.opts)
+	pilot = *f
+	pilot.RBFFeatures = PilotFeatures
+	if mse, pr2, err = c.pilot(pilot, true, ft.pairs); err != nil {
+		return FamilyResult{}, familyTruth{}, err
+	}
+	f.RBFFeatures, rule = featureCount(mse, pr2, c.opts)
 	c.note(i, "rbf_features", strconv.Itoa(f.RBFFeatures), rule)
 	return fr, ft, nil
 }
