@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 
 	"github.com/distfeat/distfeat/embedding"
 )
@@ -147,7 +148,8 @@ func (o Options) progress(stage string, done, total int) {
 	}
 }
 
-// Calibrate proposes a spec for sets of dimension dim. base supplies the families to tune,
+// Calibrate proposes a spec for sets of dimension dim (the input order does not matter:
+// sets are taken in ID order). base supplies the families to tune,
 // the seed and out_of_bounds (nil: built from opts.Families); its bounds and tuned fields
 // are replaced, every other field is kept.
 func Calibrate(ctx context.Context, sets []Set, dim int, base *embedding.Spec, opts Options) (*Result, error) {
@@ -156,7 +158,10 @@ func Calibrate(ctx context.Context, sets []Set, dim int, base *embedding.Spec, o
 	if err != nil {
 		return nil, err
 	}
+	// Sorted by ID, so the sample (and the spec) do not depend on the order the sets
+	// arrived in: a file and a topic holding the same sets give the same spec.
 	sets = nonEmpty(sets)
+	slices.SortStableFunc(sets, func(a, b Set) int { return strings.Compare(a.ID, b.ID) })
 	if len(sets) == 0 {
 		return nil, ErrNoData
 	}
