@@ -3,6 +3,8 @@ package embedding
 import (
 	"fmt"
 	"math"
+
+	"github.com/distfeat/distfeat/internal/quadrature"
 )
 
 // Fuglede measures of the hdd divergences (DESIGN §3.3).
@@ -260,48 +262,8 @@ func drawLambdas(div divergence, m int, iid bool, rng *RNG) []float64 {
 	return out
 }
 
-// gaussLegendre returns the nodes and weights of the n-point Gauss–Legendre rule on
-// [−1, 1], computed by Newton's method on the Legendre polynomial P_n (deterministic,
-// accurate to a few ulps).
-func gaussLegendre(n int) (x, w []float64) {
-	x, w = make([]float64, n), make([]float64, n)
-	for i := 0; i < (n+1)/2; i++ {
-		// Tricomi's initial guess for the i-th largest root.
-		z := math.Cos(math.Pi * (float64(i) + 0.75) / (float64(n) + 0.5))
-		var dp float64
-		for iter := 0; iter < 100; iter++ {
-			p0, p1 := 1.0, z
-			for k := 2; k <= n; k++ {
-				p0, p1 = p1, ((2*float64(k)-1)*z*p1-(float64(k)-1)*p0)/float64(k)
-			}
-			if n == 1 {
-				p0, p1 = 1, z
-			}
-			dp = float64(n) * (z*p1 - p0) / (z*z - 1)
-			dz := p1 / dp
-			z -= dz
-			if math.Abs(dz) < 1e-16 {
-				break
-			}
-		}
-		// Recompute the derivative at the converged root for the weight.
-		p0, p1 := 1.0, z
-		for k := 2; k <= n; k++ {
-			p0, p1 = p1, ((2*float64(k)-1)*z*p1-(float64(k)-1)*p0)/float64(k)
-		}
-		if n == 1 {
-			p0 = 1
-		}
-		dp = float64(n) * (z*p1 - p0) / (z*z - 1)
-		wt := 2 / ((1 - z*z) * dp * dp)
-		x[i], x[n-1-i] = -z, z
-		w[i], w[n-1-i] = wt, wt
-	}
-	if n%2 == 1 {
-		x[n/2] = 0
-	}
-	return x, w
-}
+// gaussLegendre is the n-point Gauss–Legendre rule on [−1, 1] (see quadrature.GaussLegendre).
+func gaussLegendre(n int) (x, w []float64) { return quadrature.GaussLegendre(n) }
 
 // expPortable is eˣ computed in pure Go (the fdlibm algorithm of Go's portable math.exp).
 // math.Exp on amd64 uses an assembly kernel that switches to FMA instructions when the CPU

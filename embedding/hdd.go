@@ -45,8 +45,6 @@ import (
 const (
 	// maxHDDCells bounds the cells of one grid (G^gd): 2²⁴ cells is 128 MiB of sketch.
 	maxHDDCells = 1 << 24
-	// maxRFFWeights bounds the RFF matrix (D/2 × 2M|V|·grids): 2²⁷ float64 = 1 GiB.
-	maxRFFWeights = 1 << 27
 	// fixedOne is the total fixed-point weight of one point (1.0 · 2³²).
 	fixedOne = int64(1) << 32
 	// maxJointDim bounds d in joint mode (G ≥ 2 and the cell limit imply d ≤ 24 anyway).
@@ -81,83 +79,34 @@ type hddFamily struct {
 	pool     sync.Pool // *hddScratch
 }
 
-// compileHDD compiles spec.Families[idx] (kind hdd) of a validated, defaulted spec. It
-// re-checks what it relies on and returns a *SpecError naming the field otherwise.
+// compileHDD compiles spec.Families[idx] (kind hdd) of a validated, defaulted spec; it
+// trusts validation (Spec.validate checks every value, limit and the grid's resolution).
 func compileHDD(spec *Spec, idx int) (family, error) {
 	fam := &spec.Families[idx]
-	bad := func(field, format string, args ...any) error {
-		return &SpecError{Field: fmt.Sprintf("families[%d].%s", idx, field), Msg: fmt.Sprintf(format, args...)}
-	}
 	d := spec.Dim
-	if d < 1 {
-		return nil, &SpecError{Field: "dim", Msg: "must be ≥ 1"}
-	}
 	f := &hddFamily{name: fam.Name, dim: d, g: fam.Grid, coef: fam.Coefficients}
-
-	div, err := parseDivergence(fam.Divergence)
-	if err != nil {
-		return nil, bad("divergence", "%v", err)
-	}
-	f.div = div
-
-	switch fam.Mode {
-	case "joint":
-	case "marginal":
-		f.marginal = true
-	case "":
-		f.marginal = d > 3
-	default:
-		return nil, bad("mode", "must be joint or marginal, not %q", fam.Mode)
-	}
+	f.div, _ = parseDivergence(fam.Divergence)
+	f.marginal = fam.Mode == "marginal"
 	if f.marginal {
 		f.gd, f.ngrids = 1, d
 	} else {
 		f.gd, f.ngrids = d, 1
-		if d > maxJointDim {
-			return nil, bad("mode", "joint mode supports dim ≤ %d (dim is %d); use marginal", maxJointDim, d)
-		}
 	}
-
-	if f.g < 2 {
-		return nil, bad("grid", "must be ≥ 2")
-	}
-	if f.cells, err = checkedPow(f.g, f.gd, maxHDDCells); err != nil {
-		return nil, bad("grid", "grid^%d cells exceed the limit %d (%v); lower grid or use marginal mode", f.gd, maxHDDCells, err)
-	}
-	if f.padCells, err = checkedPow(f.g+2, f.gd, 2*maxHDDCells); err != nil {
-		return nil, bad("grid", "(grid+2)^%d binning nodes exceed the limit (%v)", f.gd, err)
-	}
+	f.cells = ipow(f.g, f.gd)
+	f.padCells = ipow(f.g+2, f.gd)
 	f.strides = make([]int, f.gd)
 	for j := range f.strides {
 		f.strides[j] = ipow(f.g+2, f.gd-1-j)
 	}
 
-	if fam.Basis < 1 {
-		return nil, bad("basis", "must be ≥ 1")
-	}
 	basis := cosineIndices(f.gd, fam.Basis)
-	if mi := maxIndex(basis); mi >= f.g {
-		// cos(π m u) sampled at G midpoints aliases for m ≥ G (m = G vanishes, G < m < 2G
-		// repeats 2G−m with the opposite sign), which would double-count coefficients.
-		return nil, bad("basis", "needs cosine index %d per axis, which a grid of %d cells cannot resolve (need grid > %d)", mi, f.g, mi)
-	}
 	f.nv = len(basis)
 	f.plan = newProjPlan(f.g, basis)
 
 	m := fam.Lambdas
-	if m < 1 {
-		return nil, bad("lambdas", "must be ≥ 1")
-	}
-	var iid bool
-	switch fam.LambdaSampling {
-	case "stratified", "":
-	case "iid":
-		iid = true
-	default:
-		return nil, bad("lambda_sampling", "must be stratified or iid, not %q", fam.LambdaSampling)
-	}
-	f.lambdas = drawLambdas(div, m, iid, NewRNG(spec.Seed, fam.Name+"/lambda"))
-	scale := math.Sqrt(div.mass() / float64(m))
+	iid := fam.LambdaSampling == "iid"
+	f.lambdas = drawLambdas(f.div, m, iid, NewRNG(spec.Seed, fam.Name+"/lambda"))
+	scale := math.Sqrt(f.div.mass() / float64(m))
 	f.cr, f.ci = make([]float64, m), make([]float64, m)
 	for j, l := range f.lambdas {
 		den := l*l + 0.25
@@ -171,36 +120,10 @@ func compileHDD(spec *Spec, idx int) (family, error) {
 		}
 	}
 
-	h := fam.KDEBandwidth
-	if !(h > 0) || math.IsInf(h, 0) {
-		return nil, bad("kde_bandwidth", "must be > 0")
-	}
-	var reflect bool
-	switch fam.Boundary {
-	case "reflect", "":
-		reflect = true
-	case "none":
-	default:
-		return nil, bad("boundary", "must be reflect or none, not %q", fam.Boundary)
-	}
-	f.kde = newKDEAxis(f.g, h, reflect)
-
-	if !(fam.DensityFloor >= 0) || math.IsInf(fam.DensityFloor, 0) {
-		return nil, bad("density_floor", "must be ≥ 0")
-	}
+	f.kde = newKDEAxis(f.g, fam.KDEBandwidth, fam.Boundary == "reflect")
 	f.floor = fam.DensityFloor
-
-	if fam.Features < 2 || fam.Features%2 != 0 {
-		return nil, bad("features", "must be an even number ≥ 2")
-	}
-	if !(fam.Sigma > 0) || math.IsInf(fam.Sigma, 0) {
-		return nil, bad("sigma", "must be > 0")
-	}
 	f.blockLen = 2 * m * f.nv
 	f.coefLen = f.blockLen * f.ngrids
-	if w := fam.Features / 2; f.coefLen > maxRFFWeights/w {
-		return nil, bad("features", "the random Fourier matrix would hold %d×%d weights (limit %d); lower features, basis or lambdas", w, f.coefLen, maxRFFWeights)
-	}
 	f.rff = newRFF(NewRNG(spec.Seed, fam.Name), f.coefLen, fam.Features, fam.Sigma)
 
 	f.cols = []Column{{Name: fam.Name, Family: fam.Name, Len: fam.Features}}

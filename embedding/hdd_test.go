@@ -361,7 +361,7 @@ func TestHDDSpecErrors(t *testing.T) {
 		{"families[0].sigma", 2, func(f *Family) { f.Sigma = 0 }},
 		{"families[0].features", 2, func(f *Family) { f.Features = 1 << 20; f.Lambdas = 100 }},
 	} {
-		_, err := compileHDD(hddTestSpec(tc.dim, tc.mod), 0)
+		_, err := New(hddTestSpec(tc.dim, tc.mod))
 		var se *SpecError
 		if !errors.As(err, &se) || se.Field != tc.field {
 			t.Errorf("want a *SpecError for %s, got %v", tc.field, err)
@@ -492,9 +492,14 @@ func TestHDDMarginal(t *testing.T) {
 			}
 		}
 	}
-	// The default mode is joint for d ≤ 3 and marginal above.
+	// The default mode (filled in by ParseSpec) is joint for d ≤ 3 and marginal above.
 	for dim, want := range map[int]bool{3: false, 4: true} {
-		f := mustCompileHDD(t, hddTestSpec(dim, func(fm *Family) { fm.Mode, fm.Basis, fm.Grid, fm.Features = "", 5, 8, 2 }))
+		s, err := ParseSpec([]byte(fmt.Sprintf(`{"dim": %d, "families": [{"name": "hdd_js", "kind": "hdd",
+			"divergence": "js", "sigma": 0.5, "basis": 5, "grid": 8, "features": 2}]}`, dim)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := mustCompileHDD(t, s)
 		if f.marginal != want {
 			t.Errorf("dim %d: default marginal = %v, want %v", dim, f.marginal, want)
 		}

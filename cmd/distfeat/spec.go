@@ -15,8 +15,13 @@ func runSpec(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("spec", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	specPath := fs.String("spec", envOr("SPEC", ""), "feature spec JSON file (DISTFEAT_SPEC); empty: the built-in default")
+	fields := fs.Bool("fields", false, "print the spec field reference (Markdown) and exit")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
+	}
+	if *fields {
+		_, err := io.WriteString(stdout, embedding.FieldReference())
+		return err
 	}
 	spec, err := embedding.LoadSpec(*specPath)
 	if err != nil {

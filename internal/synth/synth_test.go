@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/quadrature"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -96,7 +97,7 @@ func testMixtures(t *testing.T) map[string]*Mixture {
 // gridIntegrate integrates f over the box [lo, hi] (per axis) with a tensor-product composite
 // Gauss–Legendre rule of `panels` panels of `nodes` nodes per axis.
 func gridIntegrate(d int, lo, hi []float64, panels, nodes int, f func([]float64) float64) float64 {
-	x, w := gaussLegendre(nodes)
+	x, w := quadrature.GaussLegendre(nodes)
 	per := panels * nodes
 	pts := make([][]float64, d)
 	wts := make([][]float64, d)

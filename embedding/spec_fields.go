@@ -1,0 +1,315 @@
+package embedding
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// The spec's field table. Every family field is described once, in familyFields: its JSON
+// name, the Family field it fills, the kinds it applies to and its role in each (required,
+// defaulted, part of an optional RFF stage), its default, its value check and a one-line
+// doc. Parsing, defaulting, validation, canonical JSON and FieldReference all read this
+// table, so a new field is one entry here (and a Family struct field). The document's
+// top-level fields are in topFields, and each kind's random Fourier stage in rffStages.
+
+// role is how a family field behaves in one kind.
+type role uint8
+
+const (
+	// roleRequired fields must be given.
+	roleRequired role = iota + 1
+	// roleDefault fields are filled in with their default when absent, and always written
+	// to the canonical JSON.
+	roleDefault
+	// roleStage fields are the pair (sigma, features) of a kind's optional RFF stage: both
+	// or neither; written to the canonical JSON only when the stage is on.
+	roleStage
+	// roleOption fields may be given; absent, they keep the zero value, which means the
+	// documented default, and a value equal to the default is not written to the canonical
+	// JSON (so adding such a field keeps every existing spec_id).
+	roleOption
+)
+
+// defaultValue is a field's default in one kind: a fixed value, or one computed from the
+// spec's dim and the family's other fields.
+type defaultValue struct {
+	value any                          // the fixed default (nil if of is set)
+	of    func(dim int, f *Family) any // a default that depends on dim or another field
+	doc   string                       // how `of` decides, for the field reference
+}
+
+// fixed is a default that is always v.
+func fixed(v any) defaultValue { return defaultValue{value: v} }
+
+// resolve is the default for a family of a spec with dimension dim.
+func (d defaultValue) resolve(dim int, f *Family) any {
+	if d.of != nil {
+		return d.of(dim, f)
+	}
+	return d.value
+}
+
+// String is the default as the field reference shows it.
+func (d defaultValue) String() string {
+	if d.of != nil {
+		return d.doc
+	}
+	b, err := json.Marshal(d.value) // as the canonical JSON writes it
+	if err != nil {
+		panic("embedding: unprintable default: " + err.Error())
+	}
+	return string(b)
+}
+
+// use is a field's role in one kind.
+type use struct {
+	kind string
+	role role
+	def  defaultValue // roleDefault and roleOption
+	// withStage: the field applies only when the kind's optional RFF stage is on.
+	withStage bool
+}
+
+// valueCheck validates a field's value (after the JSON type, which parsing checks).
+type valueCheck struct {
+	doc string             // the rule, for the field reference
+	fn  func(v any) string // "" if v is valid, else the error message
+}
+
+// familyField is one row of the family field table.
+type familyField struct {
+	name   string
+	doc    string
+	ref    func(*Family) any // the Family field: *string, *int, *float64 or *bool
+	values []string          // the allowed values of a string field (nil: any)
+	check  valueCheck        // further value check (zero: none)
+	uses   []use
+}
+
+// use returns the field's role in kind, or false if the field does not apply to it.
+func (ff *familyField) use(kind string) (use, bool) {
+	for _, u := range ff.uses {
+		if u.kind == kind {
+			return u, true
+		}
+	}
+	return use{}, false
+}
+
+// validate checks v, the field's value: one of values if set, then check.
+func (ff *familyField) validate(v any) string {
+	if ff.values != nil {
+		if s := v.(string); !slices.Contains(ff.values, s) {
+			return fmt.Sprintf("must be %s, not %q", orList(ff.values), s)
+		}
+	}
+	if ff.check.fn != nil {
+		return ff.check.fn(v)
+	}
+	return ""
+}
+
+// every lists the same use for all three kinds.
+func every(r role, d defaultValue) []use {
+	return []use{{kind: kindMMD, role: r, def: d}, {kind: kindL2, role: r, def: d}, {kind: kindHDD, role: r, def: d}}
+}
+
+// Allowed values of the projection field. The zero value "" is projectionGaussian.
+const (
+	projectionGaussian   = "gaussian"
+	projectionOrthogonal = "orthogonal"
+)
+
+// familyFields is the family field table, in the order of the field reference. Within a
+// kind, values are checked in this order (an optional stage's fields after the others),
+// so a spec with several errors reports the first one in this order.
+var familyFields = []familyField{
+	{name: "name", doc: "Output column name and RNG stream of the family's draws; unique.",
+		ref: func(f *Family) any { return &f.Name }, check: nameCheck, uses: every(roleRequired, defaultValue{})},
+	{name: "kind", doc: "Feature family: mean embedding (mmd), cosine projection (l2) or homogeneous density distance (hdd).",
+		ref: func(f *Family) any { return &f.Kind }, values: []string{kindMMD, kindL2, kindHDD}, uses: every(roleRequired, defaultValue{})},
+	{name: "divergence", doc: "The homogeneous divergence whose kernel is approximated.",
+		ref: func(f *Family) any { return &f.Divergence }, values: []string{"js", "hellinger", "tv"},
+		uses: []use{{kind: kindHDD, role: roleRequired}}},
+	{name: "features", doc: "D, the output length of the family's (last) random Fourier stage.",
+		ref: func(f *Family) any { return &f.Features }, check: featuresCheck,
+		uses: []use{{kind: kindMMD, role: roleDefault, def: fixed(defaultMMDFeatures)}, {kind: kindL2, role: roleStage},
+			{kind: kindHDD, role: roleDefault, def: fixed(defaultHDDFeatures)}}},
+	{name: "bandwidth", doc: "Bandwidth of the Gaussian kernel on points, in normalised units.",
+		ref: func(f *Family) any { return &f.Bandwidth }, check: positiveCheck, uses: []use{{kind: kindMMD, role: roleRequired}}},
+	{name: "sigma", doc: "Bandwidth σ of the outer Gaussian kernel (the random Fourier stage).",
+		ref: func(f *Family) any { return &f.Sigma }, check: positiveCheck,
+		uses: []use{{kind: kindL2, role: roleStage}, {kind: kindHDD, role: roleRequired}}},
+	{name: "lambdas", doc: "M, the number of λ values sampled from the divergence's Fuglede measure.",
+		ref: func(f *Family) any { return &f.Lambdas }, check: intInCheck(1, maxSpecLambdas),
+		uses: []use{{kind: kindHDD, role: roleDefault, def: fixed(defaultHDDLambdas)}}},
+	{name: "lambda_sampling", doc: "λ values at quantiles of the measure (stratified) or seeded i.i.d. draws (iid).",
+		ref: func(f *Family) any { return &f.LambdaSampling }, values: []string{"stratified", "iid"},
+		uses: []use{{kind: kindHDD, role: roleDefault, def: fixed("stratified")}}},
+	{name: "basis", doc: "|V|, the number of cosine basis functions (per dimension in hdd marginal mode).",
+		ref: func(f *Family) any { return &f.Basis }, check: intInCheck(1, maxSpecBasis),
+		uses: []use{{kind: kindL2, role: roleDefault, def: fixed(defaultL2Basis)},
+			{kind: kindHDD, role: roleDefault, def: defaultValue{of: hddBasisDefault,
+				doc: fmt.Sprintf("%d (joint mode), %d (marginal mode)", defaultHDDBasis, defaultHDDMarginalBasis)}}}},
+	{name: "grid", doc: "G, the KDE grid cells per axis; must resolve the basis (cosine index < G).",
+		ref: func(f *Family) any { return &f.Grid }, check: atLeastCheck(2),
+		uses: []use{{kind: kindHDD, role: roleDefault, def: fixed(defaultHDDGrid)}}},
+	{name: "kde_bandwidth", doc: "Bandwidth of the Gaussian KDE of each window's density, in normalised units.",
+		ref: func(f *Family) any { return &f.KDEBandwidth }, check: positiveCheck,
+		uses: []use{{kind: kindHDD, role: roleDefault, def: fixed(defaultHDDKDEBW)}}},
+	{name: "boundary", doc: "KDE mass reflected at the faces of the unit cube (reflect) or lost (none).",
+		ref: func(f *Family) any { return &f.Boundary }, values: []string{"reflect", "none"},
+		uses: []use{{kind: kindHDD, role: roleDefault, def: fixed("reflect")}}},
+	{name: "density_floor", doc: "Lower clamp of the estimated density.",
+		ref: func(f *Family) any { return &f.DensityFloor }, check: positiveCheck,
+		uses: []use{{kind: kindHDD, role: roleDefault, def: fixed(defaultHDDFloor)}}},
+	{name: "mode", doc: "One grid over all dimensions (joint, grid^dim ≤ 2^20 cells) or one per dimension (marginal).",
+		ref: func(f *Family) any { return &f.Mode }, values: []string{"joint", "marginal"},
+		uses: []use{{kind: kindHDD, role: roleDefault, def: defaultValue{of: hddModeDefault, doc: `"joint" if dim ≤ 3, else "marginal"`}}}},
+	{name: "rbf_sigma", doc: "Bandwidth of mmd's optional second stage: a Gaussian kernel on the mean embeddings.",
+		ref: func(f *Family) any { return &f.RBFSigma }, check: positiveCheck, uses: []use{{kind: kindMMD, role: roleStage}}},
+	{name: "rbf_features", doc: "Output length of mmd's optional second stage.",
+		ref: func(f *Family) any { return &f.RBFFeatures }, check: featuresCheck, uses: []use{{kind: kindMMD, role: roleStage}}},
+	{name: "projection", doc: "Random Fourier frequencies: i.i.d. Gaussian, or structured orthogonal (SORF).",
+		ref: func(f *Family) any { return &f.Projection }, values: []string{projectionGaussian, projectionOrthogonal},
+		uses: []use{{kind: kindMMD, role: roleOption, def: fixed(projectionGaussian), withStage: true},
+			{kind: kindL2, role: roleOption, def: fixed(projectionGaussian), withStage: true},
+			{kind: kindHDD, role: roleOption, def: fixed(projectionGaussian)}}},
+	{name: "coefficients", doc: "Also output the coefficient vector A before the RFF stage, as column <name>_coef.",
+		ref: func(f *Family) any { return &f.Coefficients }, uses: []use{{kind: kindHDD, role: roleDefault, def: fixed(false)}}},
+}
+
+// hddModeDefault: joint up to 3 dimensions, where grid^dim stays small.
+func hddModeDefault(dim int, _ *Family) any {
+	if dim <= 3 {
+		return "joint"
+	}
+	return "marginal"
+}
+
+// hddBasisDefault depends on the mode. Marginal mode embeds each 1-D marginal: 100
+// one-dimensional cosines would need frequencies a 64-cell grid cannot resolve, and d×100
+// coefficients per λ blow up the RFF stage. 10 per dimension is what the paper used for its
+// marginal embeddings.
+func hddBasisDefault(dim int, f *Family) any {
+	mode := f.Mode
+	if mode == "" { // absent: mode's own default (defaults are applied in table order)
+		mode = hddModeDefault(dim, f).(string)
+	}
+	if mode == "marginal" {
+		return defaultHDDMarginalBasis
+	}
+	return defaultHDDBasis
+}
+
+// findFamilyField returns the table row of the JSON field name, or nil.
+func findFamilyField(name string) *familyField {
+	for i := range familyFields {
+		if familyFields[i].name == name {
+			return &familyFields[i]
+		}
+	}
+	return nil
+}
+
+// rffStage describes a kind's random Fourier stage: its bandwidth and size fields, whether
+// it is optional (on when both fields are set) and the input width of its frequency matrix.
+type rffStage struct {
+	kind            string
+	sigma, features string
+	optional        bool
+	inputs          func(s *Spec, f *Family) int
+	// limitHint ends the error message of a frequency matrix over maxSpecStageWeights.
+	limitHint string
+}
+
+// rffStages lists the RFF stage of every kind that has one.
+var rffStages = []rffStage{
+	{kind: kindMMD, sigma: "rbf_sigma", features: "rbf_features", optional: true,
+		inputs: func(_ *Spec, f *Family) int { return f.Features }},
+	{kind: kindL2, sigma: "sigma", features: "features", optional: true,
+		inputs: func(_ *Spec, f *Family) int { return f.Basis }},
+	{kind: kindHDD, sigma: "sigma", features: "features",
+		inputs: hddCoefLen, limitHint: "; lower features, basis or lambdas"},
+}
+
+// stageOf returns kind's RFF stage, or nil.
+func stageOf(kind string) *rffStage {
+	for i := range rffStages {
+		if rffStages[i].kind == kind {
+			return &rffStages[i]
+		}
+	}
+	return nil
+}
+
+// hddCoefLen is the length of an hdd family's coefficient vector A: 2M|V| per grid.
+func hddCoefLen(s *Spec, f *Family) int {
+	if f.Mode == "marginal" {
+		return 2 * f.Lambdas * f.Basis * s.Dim
+	}
+	return 2 * f.Lambdas * f.Basis
+}
+
+// ---- value checks ----
+
+var positiveCheck = valueCheck{doc: "> 0, finite", fn: func(v any) string {
+	if x := v.(float64); !(x > 0) || math.IsInf(x, 0) {
+		return fmt.Sprintf("must be > 0 and finite, got %v", x)
+	}
+	return ""
+}}
+
+var featuresCheck = valueCheck{doc: fmt.Sprintf("even, 2 … %d", maxSpecFeatures), fn: func(v any) string {
+	switch x := v.(int); {
+	case x <= 0 || x%2 != 0:
+		return fmt.Sprintf("must be even and > 0, got %d", x)
+	case x > maxSpecFeatures:
+		return fmt.Sprintf("must be ≤ %d, got %d", maxSpecFeatures, x)
+	}
+	return ""
+}}
+
+func intInCheck(lo, hi int) valueCheck {
+	return valueCheck{doc: fmt.Sprintf("%d … %d", lo, hi), fn: func(v any) string {
+		if x := v.(int); x < lo || x > hi {
+			return fmt.Sprintf("must be in [%d, %d], got %d", lo, hi, x)
+		}
+		return ""
+	}}
+}
+
+func atLeastCheck(lo int) valueCheck {
+	return valueCheck{doc: fmt.Sprintf("≥ %d", lo), fn: func(v any) string {
+		if x := v.(int); x < lo {
+			return fmt.Sprintf("must be ≥ %d, got %d", lo, x)
+		}
+		return ""
+	}}
+}
+
+var nameCheck = valueCheck{doc: fmt.Sprintf("[a-z0-9_]{1,%d}, not an output column", maxSpecFamilyNameLen), fn: func(v any) string {
+	name := v.(string)
+	switch {
+	case name == "":
+		return "required"
+	case len(name) > maxSpecFamilyNameLen:
+		return fmt.Sprintf("longer than %d characters", maxSpecFamilyNameLen)
+	case strings.ContainsFunc(name, func(c rune) bool { return !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') }):
+		return fmt.Sprintf("%q: only lower-case letters, digits and _ are allowed", name)
+	case slices.Contains(reservedColumns[:], name):
+		return fmt.Sprintf("%q is an output column of every record", name)
+	}
+	return ""
+}}
+
+// orList joins values as "a, b or c".
+func orList(values []string) string {
+	if len(values) == 1 {
+		return values[0]
+	}
+	return strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
+}
