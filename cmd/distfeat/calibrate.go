@@ -47,7 +47,20 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.IntVar(&f.opts.MaxPoints, "sample-points", calibrate.DefaultMaxPoints, "points per set in the exact mean-map kernels")
 	fs.Float64Var(&f.opts.Error, "error", calibrate.DefaultError, "target standard deviation ε of one approximate kernel value")
 	fs.Float64Var(&f.opts.TargetR2, "r2", calibrate.DefaultTargetR2, "self-check R² the feature counts aim for")
-	dialer, transport, err := parseClientFlags(fs, args)
+	// parseClientFlags, except that -h is not an error: usage printed, exit 0.
+	applySecurity := configFlags(fs, &SecurityConfig{})
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return errUsage
+	}
+	applySecurity()
+	sec, err := loadSecurityConfig()
+	if err != nil {
+		return err
+	}
+	dialer, transport, err := sec.kafkaClients()
 	if err != nil {
 		return err
 	}
