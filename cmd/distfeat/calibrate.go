@@ -47,21 +47,11 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.IntVar(&f.opts.MaxPoints, "sample-points", calibrate.DefaultMaxPoints, "points per set in the exact mean-map kernels")
 	fs.Float64Var(&f.opts.Error, "error", calibrate.DefaultError, "target standard deviation ε of one approximate kernel value")
 	fs.Float64Var(&f.opts.TargetR2, "r2", calibrate.DefaultTargetR2, "self-check R² the feature counts aim for")
-	// parseClientFlags, except that -h is not an error: usage printed, exit 0.
-	applySecurity := configFlags(fs, &SecurityConfig{})
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
+	dialer, transport, err := parseClientFlags(fs, args)
+	if err != nil {
+		if errors.Is(err, errUsage) && helpRequested(args) {
+			return nil // -h printed the usage: not a mistake
 		}
-		return errUsage
-	}
-	applySecurity()
-	sec, err := loadSecurityConfig()
-	if err != nil {
-		return err
-	}
-	dialer, transport, err := sec.kafkaClients()
-	if err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -106,6 +96,19 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	prog.done()
 	return writeCalibration(res, f, stdout)
+}
+
+// helpRequested reports whether args ask for the usage (-h, -help, --help before any --).
+func helpRequested(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--h", "--help":
+			return true
+		}
+	}
+	return false
 }
 
 // writeCalibration writes the spec (indented canonical JSON), the report, and the summary.

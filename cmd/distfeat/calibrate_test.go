@@ -69,12 +69,14 @@ func TestCalibrateCommand(t *testing.T) {
 	if code, stdout, _ := runArgs(t, "calibrate", "--in", exampleSets, "--out", "-"); code != 0 || stdout != string(want) {
 		t.Fatalf("--out -: exit %d, stdout is not the spec", code)
 	}
+	if code, _, stderr := runArgs(t, "calibrate", "--in", exampleSets, "--out", out, "extra"); code == 0 || !strings.Contains(stderr, "unexpected argument") {
+		t.Errorf("a positional argument: exit %d, stderr %q", code, stderr)
+	}
 	for _, tc := range []struct {
 		args []string
 		code int
 	}{
 		{[]string{"calibrate", "-h"}, 0},
-		{[]string{"calibrate", "--in", exampleSets, "--out", out, "extra"}, 1},
 		{[]string{"calibrate", "--in", exampleSets}, 1},
 		{[]string{"calibrate", "--out", out}, 1},
 		{[]string{"calibrate", "--nope"}, 2},
