@@ -50,8 +50,9 @@ func TestAccuracyGain(t *testing.T) {
 		var lines []string
 		for _, sp := range specs {
 			acc[sp.name] = map[string]float64{}
+			etr, ete := embedSets(t, sp.spec, train), embedSets(t, sp.spec, test)
 			for _, col := range []string{"mmd", "hdd_js", "l2", "all"} {
-				a := ridgeAccuracy(t, sp.spec, col, train, test)
+				a := ridgeAccuracy(etr, ete, col, train, test)
 				acc[sp.name][col] = a
 				lines = append(lines, fmt.Sprintf("%-26s %-7s test accuracy %.3f", sp.name, col, a))
 			}
@@ -97,22 +98,35 @@ func minMaxBounds(sets []exampledata.Set) embedding.Bounds {
 	return embedding.Bounds{Lo: lo, Hi: hi}
 }
 
-// featuresOf embeds sets with spec and returns one row per set: the column's vector, or
-// every column concatenated, each scaled to unit mean squared norm over the sets ("all").
-func featuresOf(t *testing.T, spec *embedding.Spec, col string, sets []exampledata.Set) *mat.Dense {
+// embedded is every set's feature vectors under one spec.
+type embedded struct {
+	cols []embedding.Column
+	vecs [][][]float32
+}
+
+func embedSets(t *testing.T, spec *embedding.Spec, sets []exampledata.Set) embedded {
 	t.Helper()
 	emb, err := embedding.New(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cols := emb.Columns()
-	var rows [][]float64
+	e := embedded{cols: emb.Columns()}
 	for _, s := range sets {
 		u := make([]float64, len(s.Points))
 		if _, err := emb.Normalize(u, s.Points); err != nil {
 			t.Fatal(err)
 		}
-		vecs := emb.Embed(u)
+		e.vecs = append(e.vecs, emb.Embed(u))
+	}
+	return e
+}
+
+// featuresOf returns one row per set: the column's vector, or every column concatenated,
+// each scaled to unit mean squared norm over the sets ("all").
+func featuresOf(e embedded, col string) *mat.Dense {
+	cols := e.cols
+	var rows [][]float64
+	for _, vecs := range e.vecs {
 		var row []float64
 		for k, c := range cols {
 			if col != "all" && c.Name != col {
@@ -151,9 +165,8 @@ func featuresOf(t *testing.T, spec *embedding.Spec, col string, sets []exampleda
 
 // ridgeAccuracy trains one-vs-rest kernel ridge on K = Z Zᵀ (λ from a grid by
 // leave-one-out accuracy on the training sets) and returns the test accuracy.
-func ridgeAccuracy(t *testing.T, spec *embedding.Spec, col string, train, test []exampledata.Set) float64 {
-	t.Helper()
-	ztr, zte := featuresOf(t, spec, col, train), featuresOf(t, spec, col, test)
+func ridgeAccuracy(etr, ete embedded, col string, train, test []exampledata.Set) float64 {
+	ztr, zte := featuresOf(etr, col), featuresOf(ete, col)
 	n := len(train)
 	var k, kte mat.Dense
 	k.Mul(ztr, ztr.T())

@@ -266,3 +266,49 @@ func TestErrors(t *testing.T) {
 		t.Error("unknown family accepted")
 	}
 }
+
+// TestEdgeCases: one set, constant points, and a 5-d sample (hdd in marginal mode) all give
+// a spec that loads.
+func TestEdgeCases(t *testing.T) {
+	rng := embedding.NewRNG(1, "edge")
+	constant := make([]float64, 200)
+	for i := range constant {
+		constant[i] = 3
+	}
+	for _, tc := range []struct {
+		name string
+		dim  int
+		sets []Set
+	}{
+		{"one set", 2, []Set{{ID: "a", Points: gaussianPoints(rng, 300, 2, 0, 1)}}},
+		{"constant points", 2, []Set{{ID: "a", Points: constant}, {ID: "b", Points: constant}}},
+		{"single points", 2, []Set{{ID: "a", Points: []float64{1, 2}}, {ID: "b", Points: []float64{3, 4}}, {ID: "c", Points: []float64{5, 1}}}},
+		{"5-d", 5, []Set{{ID: "a", Points: gaussianPoints(rng, 400, 5, 0, 1)}, {ID: "b", Points: gaussianPoints(rng, 400, 5, 1, 2)}, {ID: "c", Points: gaussianPoints(rng, 400, 5, -1, 0.5)}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// MaxFeatures keeps it quick: degenerate samples give the kernel no spread and the
+			// rule asks for the cap.
+			res, err := Calibrate(context.Background(), tc.sets, tc.dim, nil, Options{MaxFeatures: 1024})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := embedding.New(res.Spec); err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range res.Spec.Families {
+				// Grid within its cap, ≥ 2 cells per bandwidth (1.99: the bandwidth is rounded
+				// to 3 digits), and resolving the basis (ParseSpec above checks that).
+				if f.Kind == "hdd" && (f.Grid > gridCap(tc.dim, f.Mode == "joint") || f.KDEBandwidth*float64(f.Grid) < 1.99) {
+					t.Errorf("%s: grid %d, kde_bandwidth %v", f.Name, f.Grid, f.KDEBandwidth)
+				}
+			}
+			var b bytes.Buffer
+			if err := res.WriteSummary(&b); err != nil {
+				t.Fatal(err)
+			}
+			if err := res.WriteReport(&b); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -15,7 +15,8 @@ const (
 	// so that linear binning's smoothing (variance 1/(6G²)) stays small next to h².
 	cellsPerBandwidth = 2
 	minGrid           = 16
-	maxGrid           = 1024
+	maxJointGrid      = 128  // 8·128² = 128 KiB of sketch per open window in 2-D
+	maxMarginalGrid   = 1024 // 8·d·1024 bytes per open window
 	// kdeKeep: the Gaussian KDE multiplies the cosine of frequency πk by exp(−(πkh)²/2);
 	// the basis keeps the frequencies it attenuates by less than this factor, since finer
 	// ones carry (almost) nothing of the estimated density.
@@ -24,7 +25,7 @@ const (
 	maxJointBasis    = 160
 	maxMarginalBasis = 32
 	minBasis         = 4
-	maxJointCells    = 1 << 20 // the spec's limit on grid^dim
+	maxJointCells    = 1 << 17 // 1 MiB of sketch per open window
 )
 
 // hdd calibrates an hdd family: kde_bandwidth by Silverman's normal-reference rule at the
@@ -45,20 +46,22 @@ func (c *calibration) hdd(i int) (FamilyResult, familyTruth, error) {
 		h = f.KDEBandwidth
 		hRule = fmt.Sprintf("the sets have no spread: kept %g", h)
 	}
+	joint := f.Mode == "joint"
+	capG := gridCap(d, joint)
+	if hMin := cellsPerBandwidth / float64(capG); h < hMin {
+		h = hMin
+		hRule += fmt.Sprintf("; raised to %d cells of the largest grid allowed here (%d)", cellsPerBandwidth, capG)
+	}
 	kmax := max(1, int(math.Sqrt(2*math.Log(1/kdeKeep))/(math.Pi*h)))
 	capB := maxJointBasis
-	if dEff == 1 && d > 1 {
+	if !joint {
 		capB = maxMarginalBasis
 	}
 	basis := max(minBasis, min(countIndices(dEff, kmax*kmax, capB+1), capB))
-	g := gridFor(h, kmax, d, f.Mode == "joint")
-	if h*float64(g) < 1 {
-		h = 1 / float64(g)
-		hRule += fmt.Sprintf("; raised to one cell (1/%d) because the grid is capped", g)
-	}
+	g := min(capG, (max(minGrid, int(math.Ceil(cellsPerBandwidth/h)), kmax+1)+7)/8*8)
 	f.KDEBandwidth, f.Grid, f.Basis = round3(h), g, basis
 	c.note(i, "kde_bandwidth", strconv.FormatFloat(f.KDEBandwidth, 'g', -1, 64), hRule)
-	c.note(i, "grid", strconv.Itoa(g), fmt.Sprintf("smallest multiple of 8 ≥ max(%d, %d cells per bandwidth = %.1f, basis index %d + 1), capped so grid^dim ≤ 2^20", minGrid, cellsPerBandwidth, cellsPerBandwidth/h, kmax))
+	c.note(i, "grid", strconv.Itoa(g), fmt.Sprintf("smallest multiple of 8 ≥ max(%d, %d cells per bandwidth = %.1f, basis index %d + 1), at most %d (sketch memory 8·grid^dim bytes per open window)", minGrid, cellsPerBandwidth, cellsPerBandwidth/h, kmax, capG))
 	c.note(i, "basis", strconv.Itoa(basis), fmt.Sprintf("the cosines of index ≤ k = %d (Σα² ≤ k²), the frequencies the KDE attenuates by less than %g: k = ⌊√(2 ln(1/%g))/(πh)⌋; capped at %d", kmax, kdeKeep, kdeKeep, capB))
 
 	// Coefficient vectors A of every sampled set (the RFF stage is irrelevant here).
@@ -157,16 +160,14 @@ func silverman(sigma, n float64, d int) float64 {
 	return sigma * math.Pow(4/((fd+2)*n), 1/(fd+4))
 }
 
-// gridFor is the smallest multiple of 8 with cellsPerBandwidth cells per bandwidth that
-// also resolves cosine index kmax (the spec requires index < grid), within the caps.
-func gridFor(h float64, kmax, d int, joint bool) int {
-	g := max(minGrid, int(math.Ceil(cellsPerBandwidth/h)), kmax+1)
-	g = (g + 7) / 8 * 8
-	limit := maxGrid
-	if joint {
-		limit = min(limit, int(math.Floor(math.Pow(maxJointCells, 1/float64(d))+1e-9)))
+// gridCap is the largest grid calibrate proposes: a joint grid's sketch holds 8·G^d bytes
+// per open window (and its KDE costs O(G^d) per window), so G^d stays ≤ maxJointCells and G
+// ≤ maxGrid.
+func gridCap(d int, joint bool) int {
+	if !joint {
+		return maxMarginalGrid
 	}
-	return max(2, min(g, limit))
+	return max(minGrid, min(maxJointGrid, int(math.Floor(math.Pow(maxJointCells, 1/float64(d))+1e-9))/8*8))
 }
 
 // countIndices counts the multi-indices α ∈ ℕ^d with Σα² ≤ bound, stopping at limit (the

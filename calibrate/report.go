@@ -71,7 +71,7 @@ func (r *Result) WriteReport(w io.Writer) error {
 		}
 	}
 	for _, c := range r.Checks {
-		if c.Exact {
+		if c.Exact || len(c.Truth) == 0 {
 			continue
 		}
 		p, err := scatterPlot(c)

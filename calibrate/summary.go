@@ -18,7 +18,14 @@ func (r *Result) WriteSummary(w io.Writer) error {
 			ew.printf("  %-16s exact: %s\n", c.Family, c.Kernel)
 			continue
 		}
+		if c.Pairs < 3 {
+			ew.printf("  %-16s R² not meaningful over %d set pairs (max |error| %.3f); exact kernel: %s\n", c.Family, c.Pairs, c.MaxErr, c.Kernel)
+			continue
+		}
 		ew.printf("  %-16s R² %.4f  max |error| %.3f  over %d set pairs; exact kernel: %s\n", c.Family, c.R2, c.MaxErr, c.Pairs, c.Kernel)
+		if c.R2 < 0.95 {
+			ew.printf("  %-16s warning: R² below 0.95 — more features (a smaller --error or a larger --r2) or more sampled sets\n", "")
+		}
 	}
 	return ew.err
 }
