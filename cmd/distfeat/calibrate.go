@@ -268,6 +268,9 @@ func readCalibrationTopic(ctx context.Context, cc clusterConn, topic string, dim
 			return nil, 0, err
 		}
 	}
+	if dim == 0 {
+		return nil, 0, fmt.Errorf("topic %q: cannot infer the dimension from its records (Arrow, or none with points): give --dim or --spec", topic)
+	}
 	sets, open := ts.result(maxSets)
 	if bad > 0 || open > 0 {
 		fmt.Fprintf(stderr, "calibrate: %s: %d invalid records skipped; %d sets without end: true used as they are\n", topic, bad, open)
@@ -278,43 +281,47 @@ func readCalibrationTopic(ctx context.Context, cc clusterConn, topic string, dim
 	return sets, dim, nil
 }
 
-// partitionEnds returns each partition's end offset (the next offset to be written).
-func partitionEnds(ctx context.Context, cc clusterConn, topic string, parts []int) (map[int]int64, error) {
+// offsetRange is a partition's first offset and end offset (the next one to be written).
+type offsetRange struct{ first, end int64 }
+
+// partitionEnds returns each partition's offset range.
+func partitionEnds(ctx context.Context, cc clusterConn, topic string, parts []int) (map[int]offsetRange, error) {
 	client := &kafka.Client{Addr: kafka.TCP(cc.brokers...), Timeout: 10 * time.Second}
 	if cc.transport != nil {
 		client.Transport = cc.transport
 	}
 	req := &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{}}
 	for _, p := range parts {
-		req.Topics[topic] = append(req.Topics[topic], kafka.LastOffsetOf(p))
+		req.Topics[topic] = append(req.Topics[topic], kafka.FirstOffsetOf(p), kafka.LastOffsetOf(p))
 	}
 	res, err := client.ListOffsets(ctx, req)
 	if err != nil {
-		return nil, fmt.Errorf("end offsets of %q: %w", topic, err)
+		return nil, fmt.Errorf("offsets of %q: %w", topic, err)
 	}
-	ends := map[int]int64{}
+	ranges := map[int]offsetRange{}
 	for _, po := range res.Topics[topic] {
 		if po.Error != nil {
-			return nil, fmt.Errorf("end offset of %s/%d: %w", topic, po.Partition, po.Error)
+			return nil, fmt.Errorf("offsets of %s/%d: %w", topic, po.Partition, po.Error)
 		}
-		ends[po.Partition] = po.LastOffset
+		ranges[po.Partition] = offsetRange{first: po.FirstOffset, end: po.LastOffset}
 	}
-	return ends, nil
+	return ranges, nil
 }
 
 // readPartition calls fn for each record of one partition below end, until fn returns false.
-func readPartition(ctx context.Context, cc clusterConn, topic string, p int, end int64, fn func(kafka.Message) bool) error {
-	if end <= 0 {
-		return nil
+func readPartition(ctx context.Context, cc clusterConn, topic string, p int, r offsetRange, fn func(kafka.Message) bool) error {
+	if r.first >= r.end {
+		return nil // empty (or everything deleted by retention)
 	}
-	r := kafka.NewReader(kafka.ReaderConfig{Brokers: cc.brokers, Topic: topic, Partition: p, Dialer: cc.dialer,
+	end := r.end
+	rd := kafka.NewReader(kafka.ReaderConfig{Brokers: cc.brokers, Topic: topic, Partition: p, Dialer: cc.dialer,
 		MinBytes: 1, MaxBytes: 64 << 20, MaxWait: 100 * time.Millisecond})
-	defer r.Close()
-	if err := r.SetOffset(kafka.FirstOffset); err != nil {
+	defer rd.Close()
+	if err := rd.SetOffset(kafka.FirstOffset); err != nil {
 		return err
 	}
 	for {
-		m, err := r.ReadMessage(ctx)
+		m, err := rd.ReadMessage(ctx)
 		if err != nil {
 			return fmt.Errorf("reading %s/%d: %w", topic, p, err)
 		}

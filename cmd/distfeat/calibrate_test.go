@@ -90,21 +90,37 @@ func TestCalibrateCommand(t *testing.T) {
 }
 
 // TestCalibrateFromTopic: the same sets read from a points topic (split into several
-// records per set, spread over partitions) give the same spec as the file.
+// records per set, spread over partitions, as JSON or Arrow) give the same spec as the
+// file; Arrow records need --dim (or --spec).
 func TestCalibrateFromTopic(t *testing.T) {
-	env := testbroker.ForTest(t, 3)
-	if code, _, stderr := runArgs(t, "produce", "--in", exampleSets, "--brokers", strings.Join(env.Brokers, ","), "--topic", env.Points, "--chunk", "70"); code != 0 {
-		t.Fatalf("produce: exit %d: %s", code, stderr)
+	want, err := os.ReadFile(exampleSpec)
+	if err != nil {
+		t.Fatal(err)
 	}
-	out := filepath.Join(t.TempDir(), "spec.json")
-	code, _, stderr := runArgs(t, "calibrate", "--from-topic", env.Points, "--brokers", strings.Join(env.Brokers, ","), "--out", out)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	got, _ := os.ReadFile(out)
-	want, _ := os.ReadFile(exampleSpec)
-	if !bytes.Equal(got, want) {
-		t.Fatalf("spec from the topic differs from the file's:\n%s\nstderr: %s", got, stderr)
+	for _, format := range []string{"json", "arrow"} {
+		t.Run(format, func(t *testing.T) {
+			env := testbroker.ForTest(t, 3)
+			brokers := strings.Join(env.Brokers, ",")
+			if code, _, stderr := runArgs(t, "produce", "--in", exampleSets, "--brokers", brokers, "--topic", env.Points, "--chunk", "70", "--format", format); code != 0 {
+				t.Fatalf("produce: exit %d: %s", code, stderr)
+			}
+			out := filepath.Join(t.TempDir(), "spec.json")
+			args := []string{"calibrate", "--from-topic", env.Points, "--brokers", brokers, "--out", out}
+			if format == "arrow" {
+				if code, _, stderr := runArgs(t, args...); code != 1 || !strings.Contains(stderr, "--dim") {
+					t.Fatalf("Arrow without --dim: exit %d, %s", code, stderr)
+				}
+				args = append(args, "--dim", "2")
+			}
+			code, _, stderr := runArgs(t, args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			got, _ := os.ReadFile(out)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("spec from the topic differs from the file's:\n%s\nstderr: %s", got, stderr)
+			}
+		})
 	}
 }
 
