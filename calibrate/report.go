@@ -14,7 +14,6 @@ import (
 	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 )
 
 // WriteReport writes one self-contained HTML page: the proposal with its rules, the
@@ -165,22 +164,8 @@ func heatPlot(title string, z []float64) (*plot.Plot, error) {
 	pal := moreland.SmoothBlueRed().Palette(255)
 	h := plotter.NewHeatMap(gram{z: z, n: n}, pal)
 	p.Add(h)
-	// Colour bar legend: the kernel's range.
-	lo, hi := h.Min, h.Max
-	for _, v := range []float64{lo, (lo + hi) / 2, hi} {
-		c := pal.Colors()[int(math.Round((v-lo)/math.Max(hi-lo, 1e-300)*float64(len(pal.Colors())-1)))]
-		p.Legend.Add(fmt.Sprintf("%.3g", v), colorThumb{c})
-	}
-	p.Legend.Top = true
-	p.Legend.Left = false
+	p.Title.Text = fmt.Sprintf("%s (blue %.3g … red %.3g)", title, h.Min, h.Max)
 	return p, nil
-}
-
-// colorThumb is a filled legend swatch.
-type colorThumb struct{ c color.Color }
-
-func (t colorThumb) Thumbnail(c *draw.Canvas) {
-	c.FillPolygon(t.c, c.ClipPolygonY([]vg.Point{c.Min, {X: c.Max.X, Y: c.Min.Y}, c.Max, {X: c.Min.X, Y: c.Max.Y}}))
 }
 
 // spreadPlot shows the mmd bandwidth criterion over the refinement grid.
