@@ -5,7 +5,8 @@
 //   npm ci && node index.js
 //
 // Environment: BROKERS (default 127.0.0.1:9092), TOPIC (features), COLUMN (mmd; any feature
-// column, e.g. hdd_js or l2), GROUP (a fresh consumer group per run by default).
+// column, e.g. hdd_js or l2), GROUP (a fresh consumer group per run by default), TIMEOUT_MS
+// (60000: give up reading after this long).
 // It reads every partition from the beginning up to the end offsets at start, keeps the
 // latest record per set (delivery is at least once: a replayed window has the same bytes),
 // and prints a human-readable report followed by one JSON line with the results.
@@ -19,6 +20,7 @@ const brokers = (process.env.BROKERS || '127.0.0.1:9092').split(',');
 const topic = process.env.TOPIC || 'features';
 const column = process.env.COLUMN || 'mmd';
 const group = process.env.GROUP || `distfeat-downstream-${process.pid}-${Date.now()}`;
+const timeoutMs = Number(process.env.TIMEOUT_MS || 60000);
 
 // readFeatures returns Map(set → Float64Array) with the latest vector of `column` per set.
 async function readFeatures() {
@@ -37,26 +39,40 @@ async function readFeatures() {
   const consumer = kafka.consumer({ groupId: group });
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
-  await new Promise((resolve, reject) => {
-    consumer
-      .run({
-        eachMessage: async ({ partition, message }) => {
-          const table = tableFromIPC(message.value);
-          const col = table.getChild(column);
-          if (!col) throw new Error(`no column ${column} in the feature records (have ${table.schema.fields.map((f) => f.name)})`);
-          for (let row = 0; row < table.numRows; row++) {
-            vectors.set(table.getChild('set').get(row), Float64Array.from(col.get(row).toArray()));
-          }
-          const end = pending.get(partition);
-          if (end !== undefined && BigInt(message.offset) + 1n >= end) {
-            pending.delete(partition);
-            if (pending.size === 0) resolve();
-          }
-        },
-      })
-      .catch(reject);
-  });
-  await consumer.disconnect();
+  try {
+    await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms reading ${topic}`)), timeoutMs);
+      const done = (err) => {
+        clearTimeout(timer);
+        if (err) reject(err);
+        else resolve();
+      };
+      consumer
+        .run({
+          eachMessage: async ({ partition, message }) => {
+            try {
+              const table = tableFromIPC(message.value);
+              const col = table.getChild(column);
+              if (!col) throw new Error(`no column ${column} in the feature records (have ${table.schema.fields.map((f) => f.name)})`);
+              for (let row = 0; row < table.numRows; row++) {
+                vectors.set(table.getChild('set').get(row), Float64Array.from(col.get(row).toArray()));
+              }
+            } catch (err) {
+              done(err);
+              return;
+            }
+            const end = pending.get(partition);
+            if (end !== undefined && BigInt(message.offset) + 1n >= end) {
+              pending.delete(partition);
+              if (pending.size === 0) done();
+            }
+          },
+        })
+        .catch(done);
+    });
+  } finally {
+    await consumer.disconnect();
+  }
   return vectors;
 }
 
