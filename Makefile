@@ -3,23 +3,30 @@ GO      ?= go
 BIN     ?= bin/distfeat
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/distfeat/distfeat/internal/buildinfo.Version=$(VERSION)
+# The dev tag adds the development commands (broker, demo, bench, soak), which embed the kfake
+# test broker. The production image (deploy/Dockerfile) builds without it; so does
+# `make build TAGS=`.
+TAGS    ?= dev
 
 .PHONY: build test vet bench bench-e2e demo fuzz soak clean
 
 build:
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/distfeat
+	$(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/distfeat
 
+# Both builds: the production one (no tag) and the dev one.
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags dev ./...
 	@test -z "$$(gofmt -l . | tee /dev/stderr)" || (echo "gofmt needed on the files above" && exit 1)
 
-# The full suite: vet, gofmt, and every test under the race detector.
+# The full suite: vet, gofmt, and every test under the race detector, with the dev commands'
+# tests (soak); cmd/distfeat's tests also build the production binary and check it has no kfake.
 test: vet
-	$(GO) test -race -timeout 20m ./...
+	$(GO) test -race -tags dev -timeout 20m ./...
 
 # Micro-benchmarks per family (ns/point, ns/window).
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./embedding/...
+	$(GO) test -tags dev -run '^$$' -bench . -benchmem ./embedding/...
 
 # End-to-end throughput through the embedded broker, with the raw consume→produce ceiling.
 bench-e2e: build

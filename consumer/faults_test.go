@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/distfeat/distfeat/internal/testbroker"
+	"github.com/distfeat/distfeat/processor"
 	"github.com/distfeat/distfeat/producer"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/window"
@@ -222,6 +223,7 @@ func blockOutput(b *testbroker.Broker, topic string, blocked *atomic.Bool) *atom
 // not ready, does not exit and keeps retrying; once a broker starts there it joins, turns
 // ready and delivers every window.
 func TestBrokerDownAtStartup(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting
 	skipOnRealCluster(t)
 	addr := freeLoopbackAddr(t)
 	h := newHarnessEnv(t, defaultTopics(addr), smallSpec)
@@ -268,6 +270,7 @@ func TestBrokerDownAtStartup(t *testing.T) {
 // delivered are not emitted again), and every window is delivered exactly once with exactly
 // its points — also those that straddle the restart.
 func TestBrokerRestartMidStream(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting
 	skipOnRealCluster(t)
 	opts := testbroker.Options{Addr: freeLoopbackAddr(t), Partitions: 2, DataDir: t.TempDir()}
 	b := startBroker(t, opts)
@@ -294,8 +297,8 @@ func TestBrokerRestartMidStream(t *testing.T) {
 	ends := h.topicEnds(h.env.Points)
 	waitUntil(t, 10*time.Second, "commits whose checkpoints cover every record", func() bool {
 		for p, c := range h.commits(group) {
-			m, err := parseMetadata(c.Metadata)
-			if err != nil || m.replayUntil != ends[p] || c.CommittedOffset >= ends[p] {
+			m, err := processor.ParseMetadata(c.Metadata)
+			if err != nil || m.ReplayUntil != ends[p] || c.CommittedOffset >= ends[p] {
 				return false
 			}
 		}
@@ -339,6 +342,7 @@ func splitAt(b schema.Batch, n int) [2]schema.Batch {
 // (c) once the topic accepts writes again every window is delivered exactly as computed,
 // produce_errors_total > 0 and the commits catch up.
 func TestOutputBackPressure(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting
 	skipOnRealCluster(t)
 	b := startBroker(t, testbroker.Options{Partitions: 2})
 	h := newHarnessEnv(t, defaultTopics(b.Addrs()[0]), smallSpec)
@@ -499,6 +503,7 @@ func TestOutputBackPressure(t *testing.T) {
 // shutdown timeout, without committing past the undelivered windows; a worker started in
 // the same group after the outage delivers every window.
 func TestShutdownDuringOutputOutage(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting
 	skipOnRealCluster(t)
 	b := startBroker(t, testbroker.Options{Partitions: 2})
 	h := newHarnessEnv(t, defaultTopics(b.Addrs()[0]), smallSpec)

@@ -1,11 +1,12 @@
 package consumer
 
-import (
-	"sync"
+import "sync"
 
-	"github.com/distfeat/distfeat/embedding"
-	"github.com/distfeat/distfeat/window"
-)
+// windowState is what the gauges read from a partition's processor.
+type windowState interface {
+	Open() int
+	SizeBytes() int
+}
 
 // gauges aggregates per-partition window state into the process-wide gauges.
 type gauges struct {
@@ -14,18 +15,18 @@ type gauges struct {
 	bytes map[int]int
 }
 
-func (g *gauges) set(partition int, m *window.Manager[*embedding.Sketch], final bool) (open, bytes int) {
+func (g *gauges) set(partition int, s windowState, final bool) (open, bytes int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.open == nil {
 		g.open, g.bytes = map[int]int{}, map[int]int{}
 	}
-	if final || m == nil {
+	if final || s == nil {
 		delete(g.open, partition)
 		delete(g.bytes, partition)
 	} else {
-		g.open[partition] = m.Open()
-		g.bytes[partition] = m.SizeBytes()
+		g.open[partition] = s.Open()
+		g.bytes[partition] = s.SizeBytes()
 	}
 	for _, v := range g.open {
 		open += v

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"sort"
 	"sync"
@@ -232,7 +233,7 @@ func (c *collector) snapshot() []kafka.Message {
 func distinctWindows(msgs []kafka.Message) int {
 	seen := map[string]bool{}
 	for _, m := range msgs {
-		seen[string(m.Key)+"\x00"+headerOf(m, "window-id")] = true
+		seen[string(m.Key)+"\x00"+headerOf(m, schema.HeaderWindowID)] = true
 	}
 	return len(seen)
 }
@@ -252,7 +253,7 @@ func byWindow(t *testing.T, msgs []kafka.Message) map[string]kafka.Message {
 	t.Helper()
 	out := map[string]kafka.Message{}
 	for _, m := range msgs {
-		id := string(m.Key) + "/" + headerOf(m, "window-id")
+		id := string(m.Key) + "/" + headerOf(m, schema.HeaderWindowID)
 		if prev, ok := out[id]; ok && string(prev.Value) != string(m.Value) {
 			t.Errorf("window %s delivered twice with different bytes", id)
 		}
@@ -329,4 +330,73 @@ func (h *harness) waitGroupMembers(group string, n int, timeout time.Duration) {
 	if err := testbroker.WaitGroupMembers(ctx, h.env.Brokers, group, n); err != nil {
 		h.t.Fatal(err)
 	}
+}
+
+// decodedWindow is one delivered feature record.
+type decodedWindow struct {
+	rec schema.FeatureRecord
+	msg kafka.Message
+}
+
+// windowsBySet decodes delivered feature records (deduplicated by window, duplicates checked
+// byte-identical by byWindow) and groups them by set.
+func windowsBySet(t *testing.T, msgs []kafka.Message) map[string][]decodedWindow {
+	t.Helper()
+	out := map[string][]decodedWindow{}
+	for _, wm := range sortedWindowIDs(byWindow(t, msgs)) {
+		recs, _, err := schema.DecodeFeatures(wm.msg.Value)
+		if err != nil || len(recs) != 1 {
+			t.Fatalf("window %s/%s: decode: %v (%d rows)", wm.msg.Key, headerOf(wm.msg, schema.HeaderWindowID), err, len(recs))
+		}
+		out[recs[0].Set] = append(out[recs[0].Set], decodedWindow{rec: recs[0], msg: wm.msg})
+	}
+	return out
+}
+
+// checkWindowsExact asserts that the delivered windows are exactly want (one per set), each
+// with the right n and bit-identical to the offline embedding of its points: a poison record
+// that leaked even one point into a window would change its features.
+func (h *harness) checkWindowsExact(t *testing.T, got map[string][]decodedWindow, want map[string][]float64) {
+	t.Helper()
+	for _, set := range sortedKeys(got) {
+		if _, ok := want[set]; !ok {
+			t.Errorf("unexpected window(s) for set %.40q: %d", set, len(got[set]))
+		}
+	}
+	for _, set := range sortedKeys(want) {
+		ws := got[set]
+		if len(ws) != 1 {
+			t.Errorf("set %.40q: %d windows, want 1", set, len(ws))
+			continue
+		}
+		pts := want[set]
+		r := ws[0].rec
+		if r.N != int64(len(pts)/2) {
+			t.Errorf("set %.40q: n=%d, want %d", set, r.N, len(pts)/2)
+			continue
+		}
+		if !h.sameAsOffline(t, r, pts) {
+			t.Errorf("set %.40q: features differ from the offline embedding of its valid points: the window holds other points", set)
+		}
+	}
+}
+
+// sameAsOffline reports whether r's vectors are bit-identical to the offline embedding of pts.
+func (h *harness) sameAsOffline(t *testing.T, r schema.FeatureRecord, pts []float64) bool {
+	t.Helper()
+	want := h.offline(t, schema.Batch{Points: pts, N: len(pts) / 2})
+	if len(want) != len(r.Vectors) {
+		return false
+	}
+	for c := range want {
+		if len(want[c]) != len(r.Vectors[c]) {
+			return false
+		}
+		for j := range want[c] {
+			if math.Float32bits(want[c][j]) != math.Float32bits(r.Vectors[c][j]) {
+				return false
+			}
+		}
+	}
+	return true
 }

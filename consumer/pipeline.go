@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+
+	"github.com/distfeat/distfeat/processor"
 )
 
 // outBatch is one ordered group of output messages (feature records and dead letters) from
@@ -21,13 +23,7 @@ type outBatch struct {
 	// commit is the commit position captured when the batch was cut: the window manager's
 	// safe offset and checkpoint at `through`. It may be committed once this batch and
 	// every earlier one are acknowledged (offset and checkpoint must belong together).
-	commit commitPoint
-}
-
-// commitPoint is an offset with the commit metadata that makes a replay from it exact.
-type commitPoint struct {
-	offset   int64
-	metadata string
+	commit processor.CommitPoint
 }
 
 // pipeline writes one partition's batches in order, one at a time, retrying failures until
@@ -42,8 +38,8 @@ type pipeline struct {
 	done      chan struct{}
 
 	mu       sync.Mutex
-	inflight []*outBatch // submitted, not yet acknowledged, in order
-	acked    commitPoint // commit position of the last acknowledged batch
+	inflight []*outBatch           // submitted, not yet acknowledged, in order
+	acked    processor.CommitPoint // commit position of the last acknowledged batch
 	hasAcked bool
 	idle     *sync.Cond
 }
@@ -83,7 +79,7 @@ func (pl *pipeline) submit(ctx context.Context, b *outBatch) error {
 
 // state reports whether batches are in flight and the commit position of the last
 // acknowledged batch (ok false: none acknowledged yet).
-func (pl *pipeline) state() (inFlight bool, acked commitPoint, ok bool) {
+func (pl *pipeline) state() (inFlight bool, acked processor.CommitPoint, ok bool) {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	return len(pl.inflight) > 0, pl.acked, pl.hasAcked

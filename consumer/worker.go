@@ -1,9 +1,10 @@
 // Package consumer is distfeat's Kafka side of the worker: consumer-group generations, one
-// goroutine per assigned partition with its own window state, the output pipeline, dead
-// letters and offset commits (DESIGN §6).
+// goroutine per assigned partition, the ordered output pipeline and offset commits
+// (DESIGN §6). It only moves kafka-go messages in and out: everything between a fetched
+// record and its feature records or dead letters is package processor's.
 //
-// Delivery in one paragraph: every partition loop decodes records, feeds the window manager,
-// finalises closed windows and hands feature records (and dead letters) to an ordered output
+// Delivery in one paragraph: every partition loop hands fetched records to its processor
+// (decode, windows, finalisation, dead letters) and its output, in order, to an ordered output
 // pipeline. The committed offset never passes the first offset of an open window nor of a
 // window whose record is not yet acknowledged (RequiredAcks=all), and the commit carries a
 // small checkpoint in its metadata so that a replay after a crash or rebalance rebuilds the
@@ -44,6 +45,9 @@ type Config struct {
 	MaxMessageBytes int
 	// MaxPointsPerRecord bounds the points of one input record. Default 1<<20.
 	MaxPointsPerRecord int
+	// AllowKeyless accepts records without a key whose value names the set (processor.Config);
+	// by default they are dead-lettered as no_key.
+	AllowKeyless bool
 	// CommitInterval is how often each partition tries to commit. Default 1 s.
 	CommitInterval time.Duration
 	// FlushInterval bounds how long a finished feature record waits for companions before
@@ -132,8 +136,7 @@ type Worker struct {
 	client    *kafka.Client
 	transport *kafka.Transport // the writer's and the client's
 
-	specID          string                 // the spec's ID, computed once
-	observeFinalize embedding.FinalizeHook // records finalize_seconds{family}
+	finalizeSeconds map[string]prometheus.Observer // finalize_seconds{family}, resolved once
 
 	ready   atomic.Bool
 	running sync.WaitGroup // partition functions started in generations
@@ -175,18 +178,12 @@ func NewWorker(cfg Config, emb *embedding.Embedder, out *schema.Output, m *metri
 			MaxAttempts:  3,
 			Transport:    transport,
 		},
-		client:    &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Transport: transport, Timeout: 10 * time.Second},
-		transport: transport,
-		specID:    emb.Spec().ID(),
+		client:          &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Transport: transport, Timeout: 10 * time.Second},
+		transport:       transport,
+		finalizeSeconds: map[string]prometheus.Observer{},
 	}
-	observers := map[string]prometheus.Observer{}
 	for _, c := range emb.Columns() {
-		observers[c.Family] = m.FinalizeSeconds.WithLabelValues(c.Family)
-	}
-	w.observeFinalize = func(family string, elapsed time.Duration) {
-		if o, ok := observers[family]; ok {
-			o.Observe(elapsed.Seconds())
-		}
+		w.finalizeSeconds[c.Family] = m.FinalizeSeconds.WithLabelValues(c.Family)
 	}
 	return w, nil
 }
@@ -247,37 +244,40 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		w.log.Info("joined generation", "generation", gen.ID, "member", gen.MemberID, "partitions", ids)
 		for _, a := range assigned {
-			a := a
 			w.running.Add(1)
 			w.settled.Add(1)
-			gen.Start(func(genCtx context.Context) {
-				defer w.running.Done()
-				settled := sync.OnceFunc(w.settled.Done)
-				defer settled()
-				// Give up on the worker's stop as well as on the generation's end.
-				fetchCtx, cancel := context.WithCancel(genCtx)
-				stop := context.AfterFunc(ctx, cancel)
-				cp, err := w.fetchCheckpoint(fetchCtx, gen, a.ID)
-				stop()
-				cancel()
-				if err != nil {
-					return // stopped before the checkpoint could be read; nothing was consumed
-				}
-				p := newPartition(w, gen, a.ID, a.Offset, cp)
-				if err := p.run(ctx, genCtx); err != nil {
-					w.log.Error("partition loop ended with error", "partition", a.ID, "err", err)
-				}
-				if ctx.Err() != nil {
-					// The worker is stopping and this partition has committed. kafka-go ends
-					// a generation as soon as one of its functions returns and then rejoins,
-					// which would cost the group an extra rebalance before the leave; so hold
-					// the generation until Run closes the group.
-					settled()
-					<-genCtx.Done()
-				}
-			})
+			gen.Start(func(genCtx context.Context) { w.runPartition(ctx, genCtx, gen, a) })
 		}
 		w.ready.Store(true)
+	}
+}
+
+// runPartition is one assigned partition's life within a generation: read its commit
+// checkpoint, run its loop until the generation ends or the worker stops.
+func (w *Worker) runPartition(ctx, genCtx context.Context, gen *kafka.Generation, a kafka.PartitionAssignment) {
+	defer w.running.Done()
+	settled := sync.OnceFunc(w.settled.Done)
+	defer settled()
+	// Give up on the worker's stop as well as on the generation's end.
+	fetchCtx, cancel := context.WithCancel(genCtx)
+	stop := context.AfterFunc(ctx, cancel)
+	cp, err := w.fetchCheckpoint(fetchCtx, gen, a.ID)
+	stop()
+	cancel()
+	if err != nil {
+		return // stopped before the checkpoint could be read; nothing was consumed
+	}
+	p := newPartition(w, gen, a.ID, a.Offset, cp)
+	if err := p.run(ctx, genCtx); err != nil {
+		w.log.Error("partition loop ended with error", "partition", a.ID, "err", err)
+	}
+	if ctx.Err() != nil {
+		// The worker is stopping and this partition has committed. kafka-go ends a
+		// generation as soon as one of its functions returns and then rejoins, which would
+		// cost the group an extra rebalance before the leave; so hold the generation until
+		// Run closes the group.
+		settled()
+		<-genCtx.Done()
 	}
 }
 

@@ -1,9 +1,10 @@
 package deploy_test
 
-// Facts read from the Go source of the project, never from a hand-kept list: the environment
-// variables of the worker configuration (caarlos0/env struct tags), the Prometheus metrics the
-// code defines, and the string literals of the CLI (subcommands, flags, HTTP paths). The
-// manifest tests in deploy_test.go check the deployment files against these.
+// Facts read from the project, never from a hand-kept list: the environment variables of the
+// worker configuration (config.Variables), the Prometheus metrics the code registers
+// (metrics.New on a fresh registry, read back through Describe and Gather), and the string
+// literals of the CLI (subcommands, flags, HTTP paths). The manifest tests in deploy_test.go
+// check the deployment files against these.
 
 import (
 	"fmt"
@@ -20,6 +21,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/distfeat/distfeat/config"
+	"github.com/distfeat/distfeat/internal/metrics"
 )
 
 const (
@@ -27,16 +33,12 @@ const (
 	envPrefix = "DISTFEAT_"
 )
 
-// configDirs hold the worker configuration struct (`env:"NAME"` tags). cmd/distfeat is where
-// DESIGN puts it; internal/config is accepted too, should it move there.
-var configDirs = []string{"cmd/distfeat", "internal/config"}
-
 // envVar is one variable of the worker configuration.
 type envVar struct {
 	Name       string // without the DISTFEAT_ prefix
-	Default    string // envDefault tag
+	Default    string
 	HasDefault bool
-	Field      string // Go struct field, for messages
+	Flag       string // the mirrored flag, for messages
 }
 
 // metricDef is one metric defined in internal/metrics.
@@ -89,37 +91,21 @@ func readFacts(root string) (*codeFacts, error) {
 	}
 	var problems []string
 
-	for _, dir := range configDirs {
-		srcs, err := goSources(filepath.Join(root, dir))
-		if err != nil {
-			return nil, err
-		}
-		vars, err := parseEnvTags(srcs)
-		if err != nil {
-			return nil, err
-		}
-		for k, v := range vars {
-			f.Env[k] = v
-		}
+	for _, v := range config.Variables() {
+		f.Env[v.Name] = envVar{Name: v.Name, Default: v.Default, HasDefault: v.HasDefault(), Flag: v.Flag()}
 	}
 	if len(f.Env) == 0 {
-		problems = append(problems, fmt.Sprintf("no `env:\"NAME\"` struct tags in %s/*.go: the worker "+
-			"configuration (cmd/distfeat/config.go, caarlos0/env tags) must exist before the manifests "+
-			"can be checked against it", strings.Join(configDirs, "/*.go or ")))
+		problems = append(problems, "config.Variables() is empty: the worker configuration must exist "+
+			"before the manifests can be checked against it")
 	}
 
-	msrcs, err := goSources(filepath.Join(root, "internal", "metrics"))
-	if err != nil {
-		return nil, err
-	}
-	f.Metrics, err = parseMetricDefs(msrcs)
-	if err != nil {
+	var err error
+	if f.Metrics, err = registeredMetrics(); err != nil {
 		return nil, err
 	}
 	if len(f.Metrics) == 0 {
-		problems = append(problems, "no metric definitions (`Name: \"...\"` in prometheus *Opts, or "+
-			"prometheus.NewDesc) in internal/metrics/*.go: the metrics package must exist before the "+
-			"alerts and the dashboard can be checked against it")
+		problems = append(problems, "metrics.New registers no collector: the metrics package must exist "+
+			"before the alerts and the dashboard can be checked against it")
 	}
 
 	csrcs, err := goSources(filepath.Join(root, "cmd", "distfeat"))
@@ -233,305 +219,104 @@ func stringLiterals(name, src string, into map[string]bool) error {
 	return nil
 }
 
-// ---- environment variables -----------------------------------------------------------------------
-
-// parseEnvTags returns the variables declared by `env:"NAME"` struct tags in the given sources
-// (file name → source), following nested structs and their `envPrefix` tags the way
-// caarlos0/env does. Names are returned without the DISTFEAT_ prefix, whether the tags spell
-// it or the code passes it as env.Options.Prefix.
-func parseEnvTags(srcs map[string]string) (map[string]envVar, error) {
-	fset := token.NewFileSet()
-	named := map[string]*ast.StructType{}
-	var all []*ast.StructType
-	for name, src := range srcs {
-		file, err := parser.ParseFile(fset, name, src, 0)
-		if err != nil {
-			return nil, err
-		}
-		ast.Inspect(file, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.TypeSpec:
-				if st, ok := n.Type.(*ast.StructType); ok {
-					named[n.Name.Name] = st
-				}
-			case *ast.StructType:
-				all = append(all, n)
-			}
-			return true
-		})
-	}
-	// A struct reached through a field of another struct is expanded from there, with the
-	// field's prefix; only the others are roots.
-	child := map[*ast.StructType]bool{}
-	for _, st := range all {
-		for _, fld := range st.Fields.List {
-			if c := fieldStruct(fld.Type, named); c != nil {
-				child[c] = true
-			}
-		}
-	}
-	out := map[string]envVar{}
-	var expand func(st *ast.StructType, prefix string, seen map[*ast.StructType]bool)
-	expand = func(st *ast.StructType, prefix string, seen map[*ast.StructType]bool) {
-		if seen[st] {
-			return
-		}
-		seen[st] = true
-		defer delete(seen, st)
-		for _, fld := range st.Fields.List {
-			var tag reflect.StructTag
-			if fld.Tag != nil {
-				s, err := strconv.Unquote(fld.Tag.Value)
-				if err == nil {
-					tag = reflect.StructTag(s)
-				}
-			}
-			fieldName := "(embedded)"
-			if len(fld.Names) > 0 {
-				fieldName = fld.Names[0].Name
-			}
-			if env, ok := tag.Lookup("env"); ok {
-				if name := strings.TrimSpace(strings.Split(env, ",")[0]); name != "" {
-					full := strings.TrimPrefix(prefix+name, envPrefix)
-					def, has := tag.Lookup("envDefault")
-					out[full] = envVar{Name: full, Default: def, HasDefault: has, Field: fieldName}
-					continue
-				}
-			}
-			if c := fieldStruct(fld.Type, named); c != nil {
-				expand(c, prefix+tag.Get("envPrefix"), seen)
-			}
-		}
-	}
-	for _, st := range all {
-		if !child[st] {
-			expand(st, "", map[*ast.StructType]bool{})
-		}
-	}
-	return out, nil
-}
-
-func fieldStruct(expr ast.Expr, named map[string]*ast.StructType) *ast.StructType {
-	switch e := expr.(type) {
-	case *ast.StarExpr:
-		return fieldStruct(e.X, named)
-	case *ast.Ident:
-		return named[e.Name]
-	case *ast.StructType:
-		return e
-	}
-	return nil
-}
-
 // ---- metrics -------------------------------------------------------------------------------------
 
-// parseMetricDefs returns the metrics defined in the given sources: composite literals of
-// prometheus *Opts types with a Name (plus Namespace and Subsystem), and prometheus.NewDesc
-// calls. Labels come from the []string literal passed next to the opts (New*Vec) or to NewDesc.
-func parseMetricDefs(srcs map[string]string) (map[string]metricDef, error) {
-	fset := token.NewFileSet()
-	files := map[string]*ast.File{}
-	consts := map[string]string{}
-	for name, src := range srcs {
-		file, err := parser.ParseFile(fset, name, src, 0)
-		if err != nil {
-			return nil, err
+// recorder is a Registerer that keeps the collectors registered through it.
+type recorder struct {
+	prometheus.Registerer
+	collectors []prometheus.Collector
+}
+
+func (r *recorder) Register(c prometheus.Collector) error {
+	r.collectors = append(r.collectors, c)
+	return r.Registerer.Register(c)
+}
+
+func (r *recorder) MustRegister(cs ...prometheus.Collector) {
+	for _, c := range cs {
+		if err := r.Register(c); err != nil {
+			panic(err)
 		}
-		files[name] = file
-		for _, decl := range file.Decls {
-			gd, ok := decl.(*ast.GenDecl)
-			if !ok || (gd.Tok != token.CONST && gd.Tok != token.VAR) {
-				continue
-			}
-			for _, spec := range gd.Specs {
-				vs := spec.(*ast.ValueSpec)
-				for i, n := range vs.Names {
-					if i < len(vs.Values) {
-						if s, ok := evalString(vs.Values[i], consts); ok {
-							consts[n.Name] = s
-						}
-					}
-				}
-			}
-		}
+	}
+}
+
+// registeredMetrics returns every metric metrics.New registers: names and label names from the
+// collectors' descriptors, kinds from Gather (or, for a vector with no series yet, from its Go
+// type).
+func registeredMetrics() (map[string]metricDef, error) {
+	reg := prometheus.NewRegistry()
+	rec := &recorder{Registerer: reg}
+	metrics.New(rec, "test")
+	gathered, err := reg.Gather()
+	if err != nil {
+		return nil, err
+	}
+	kinds := map[string]string{}
+	for _, mf := range gathered {
+		kinds[mf.GetName()] = strings.ToLower(mf.GetType().String())
 	}
 	out := map[string]metricDef{}
-	add := func(d metricDef) {
-		if old, ok := out[d.Name]; ok && old.LabelsKnown && !d.LabelsKnown {
-			return
+	for _, c := range rec.collectors {
+		descs := make(chan *prometheus.Desc, 16)
+		go func() { c.Describe(descs); close(descs) }()
+		for d := range descs {
+			name, labels, err := parseDesc(d.String())
+			if err != nil {
+				return nil, err
+			}
+			kind, ok := kinds[name]
+			if !ok {
+				kind = vecKind(c)
+			}
+			if kind == "untyped" || kind == "gauge_histogram" {
+				kind = ""
+			}
+			out[name] = metricDef{Name: name, Kind: kind, Labels: labels, LabelsKnown: true}
 		}
-		out[d.Name] = d
-	}
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, fn := range names {
-		withLabels := map[*ast.CompositeLit]bool{}
-		ast.Inspect(files[fn], func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok {
-				return true
-			}
-			if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "NewDesc" && len(call.Args) >= 3 {
-				if name, ok := evalString(call.Args[0], consts); ok {
-					labels, known := stringSlice(call.Args[2], consts)
-					add(metricDef{Name: name, Labels: labels, LabelsKnown: known})
-				}
-				return true
-			}
-			if len(call.Args) == 0 {
-				return true
-			}
-			lit := optsLiteral(call.Args[0])
-			if lit == nil {
-				return true
-			}
-			d, ok := optsDef(lit, consts)
-			if !ok {
-				return true
-			}
-			withLabels[lit] = true
-			if len(call.Args) >= 2 {
-				d.Labels, d.LabelsKnown = stringSlice(call.Args[1], consts)
-			} else {
-				d.LabelsKnown = true // New{Counter,Gauge,Histogram,Summary}(opts): no labels
-			}
-			add(d)
-			return true
-		})
-		// Opts literals not passed directly to a constructor (assigned to a variable first):
-		// the name is known, the labels are not.
-		ast.Inspect(files[fn], func(n ast.Node) bool {
-			lit, ok := n.(*ast.CompositeLit)
-			if !ok || withLabels[lit] {
-				return true
-			}
-			if d, ok := optsDef(lit, consts); ok {
-				add(d)
-			}
-			return true
-		})
 	}
 	return out, nil
 }
 
-func optsLiteral(e ast.Expr) *ast.CompositeLit {
-	if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.AND {
-		e = u.X
+// vecKind is the kind of a vector collector, known from its type even before it has series.
+func vecKind(c prometheus.Collector) string {
+	switch c.(type) {
+	case *prometheus.CounterVec:
+		return "counter"
+	case *prometheus.GaugeVec:
+		return "gauge"
+	case *prometheus.HistogramVec:
+		return "histogram"
+	case *prometheus.SummaryVec:
+		return "summary"
 	}
-	lit, _ := e.(*ast.CompositeLit)
-	return lit
+	return ""
 }
 
-func optsDef(lit *ast.CompositeLit, consts map[string]string) (metricDef, bool) {
-	typeName := ""
-	switch t := lit.Type.(type) {
-	case *ast.SelectorExpr:
-		typeName = t.Sel.Name
-	case *ast.Ident:
-		typeName = t.Name
-	}
-	if !strings.HasSuffix(typeName, "Opts") {
-		return metricDef{}, false
-	}
-	var ns, sub, name string
-	for _, el := range lit.Elts {
-		kv, ok := el.(*ast.KeyValueExpr)
-		if !ok {
-			continue
-		}
-		key, ok := kv.Key.(*ast.Ident)
-		if !ok {
-			continue
-		}
-		s, ok := evalString(kv.Value, consts)
-		if !ok {
-			continue
-		}
-		switch key.Name {
-		case "Namespace":
-			ns = s
-		case "Subsystem":
-			sub = s
-		case "Name":
-			name = s
-		}
-	}
-	if name == "" {
-		return metricDef{}, false
-	}
-	var parts []string
-	for _, p := range []string{ns, sub, name} {
-		if p != "" {
-			parts = append(parts, p)
-		}
-	}
-	kind := ""
-	for _, k := range []string{"Counter", "Gauge", "Histogram", "Summary"} {
-		if strings.Contains(typeName, k) {
-			kind = strings.ToLower(k)
-		}
-	}
-	return metricDef{Name: strings.Join(parts, "_"), Kind: kind}, true
-}
+var reDesc = regexp.MustCompile(`^Desc\{fqName: ("(?:[^"\\]|\\.)*"), .*constLabels: \{([^}]*)\}, variableLabels: \{([^}]*)\}\}$`)
 
-// evalString evaluates a constant string expression: literals, known constants, +, and
-// prometheus.BuildFQName.
-func evalString(e ast.Expr, consts map[string]string) (string, bool) {
-	switch e := e.(type) {
-	case *ast.BasicLit:
-		if e.Kind == token.STRING {
-			s, err := strconv.Unquote(e.Value)
-			return s, err == nil
-		}
-	case *ast.Ident:
-		s, ok := consts[e.Name]
-		return s, ok
-	case *ast.ParenExpr:
-		return evalString(e.X, consts)
-	case *ast.BinaryExpr:
-		if e.Op == token.ADD {
-			a, ok1 := evalString(e.X, consts)
-			b, ok2 := evalString(e.Y, consts)
-			return a + b, ok1 && ok2
-		}
-	case *ast.CallExpr:
-		if sel, ok := e.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "BuildFQName" && len(e.Args) == 3 {
-			var parts []string
-			for _, a := range e.Args {
-				s, ok := evalString(a, consts)
-				if !ok {
-					return "", false
-				}
-				if s != "" {
-					parts = append(parts, s)
-				}
-			}
-			return strings.Join(parts, "_"), true
+// parseDesc reads the metric name and label names (constant and variable) from
+// prometheus.Desc.String(), the only public view of a descriptor.
+func parseDesc(s string) (string, []string, error) {
+	m := reDesc.FindStringSubmatch(s)
+	if m == nil {
+		return "", nil, fmt.Errorf("unexpected prometheus.Desc format %q", s)
+	}
+	name, err := strconv.Unquote(m[1])
+	if err != nil {
+		return "", nil, err
+	}
+	var labels []string
+	for _, lp := range strings.Split(m[2], ",") {
+		if n, _, ok := strings.Cut(lp, "="); ok {
+			labels = append(labels, n)
 		}
 	}
-	return "", false
-}
-
-func stringSlice(e ast.Expr, consts map[string]string) ([]string, bool) {
-	if id, ok := e.(*ast.Ident); ok && id.Name == "nil" {
-		return nil, true
-	}
-	lit, ok := e.(*ast.CompositeLit)
-	if !ok {
-		return nil, false
-	}
-	out := []string{}
-	for _, el := range lit.Elts {
-		s, ok := evalString(el, consts)
-		if !ok {
-			return nil, false
+	for _, l := range strings.Split(m[3], ",") {
+		if l = strings.TrimSuffix(strings.TrimPrefix(l, "c("), ")"); l != "" {
+			labels = append(labels, l)
 		}
-		out = append(out, s)
 	}
-	return out, true
+	return name, labels, nil
 }
 
 // ---- PromQL --------------------------------------------------------------------------------------
@@ -637,81 +422,35 @@ func metricNames(metrics map[string]metricDef) string {
 
 // ---- self-tests of the parsers (they run without the project code) -------------------------------
 
-func TestParseEnvTags(t *testing.T) {
-	src := `package main
-
-import "github.com/caarlos0/env/v10"
-
-type tlsConfig struct {
-	Enabled bool   ` + "`env:\"ENABLED\"`" + `
-	CAFile  string ` + "`env:\"CA_FILE\"`" + `
+func TestParseDesc(t *testing.T) {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "distfeat_x_total", Help: "h \"q\"", ConstLabels: prometheus.Labels{"k": "v"}}, []string{"reason", "family"})
+	descs := make(chan *prometheus.Desc, 1)
+	c.Describe(descs)
+	name, labels, err := parseDesc((<-descs).String())
+	if err != nil || name != "distfeat_x_total" || !reflect.DeepEqual(labels, []string{"k", "reason", "family"}) {
+		t.Errorf("parseDesc: %q %v %v", name, labels, err)
+	}
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "distfeat_y", Help: "h"})
+	g.Describe(descs)
+	if name, labels, err := parseDesc((<-descs).String()); err != nil || name != "distfeat_y" || len(labels) != 0 {
+		t.Errorf("parseDesc: %q %v %v", name, labels, err)
+	}
 }
 
-type config struct {
-	Brokers     []string  ` + "`env:\"BROKERS\" envSeparator:\",\" envDefault:\"127.0.0.1:9092\"`" + `
-	MetricsAddr string    ` + "`env:\"METRICS_ADDR\" envDefault:\":9464\"`" + `
-	Password    string    ` + "`env:\"SASL_PASSWORD,file\"`" + `
-	Full        string    ` + "`env:\"DISTFEAT_FULL_NAME\"`" + `
-	TLS         tlsConfig ` + "`envPrefix:\"TLS_\"`" + `
-	ignored     int
-}
-
-func load() (config, error) {
-	var cfg config
-	return cfg, env.ParseWithOptions(&cfg, env.Options{Prefix: "DISTFEAT_"})
-}
-`
-	got, err := parseEnvTags(map[string]string{"config.go": src})
+// TestRegisteredMetrics: the facts come from the real collectors, with kinds and labels.
+func TestRegisteredMetrics(t *testing.T) {
+	m, err := registeredMetrics()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]envVar{
-		"BROKERS":       {Name: "BROKERS", Default: "127.0.0.1:9092", HasDefault: true, Field: "Brokers"},
-		"METRICS_ADDR":  {Name: "METRICS_ADDR", Default: ":9464", HasDefault: true, Field: "MetricsAddr"},
-		"SASL_PASSWORD": {Name: "SASL_PASSWORD", Field: "Password"},
-		"FULL_NAME":     {Name: "FULL_NAME", Field: "Full"},
-		"TLS_ENABLED":   {Name: "TLS_ENABLED", Field: "Enabled"},
-		"TLS_CA_FILE":   {Name: "TLS_CA_FILE", Field: "CAFile"},
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("parseEnvTags:\n got  %v\n want %v", got, want)
-	}
-}
-
-func TestParseMetricDefs(t *testing.T) {
-	src := `package metrics
-
-import "github.com/prometheus/client_golang/prometheus"
-
-const namespace = "distfeat"
-
-func New(reg prometheus.Registerer) *Metrics {
-	m := &Metrics{
-		Points: prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "points_total", Help: "h"}),
-		Invalid: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "distfeat_records_invalid_total", Help: "h"}, []string{"reason"}),
-		Finalize: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "finalize_seconds"}, []string{"family"}),
-		Lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: prometheus.BuildFQName(namespace, "", "consumer_lag")}, partitionLabels),
-	}
-	opts := prometheus.SummaryOpts{Name: "distfeat_latency_seconds"}
-	_ = opts
-	_ = prometheus.NewDesc("distfeat_build_info", "h", []string{"version", "goversion"}, nil)
-	return m
-}
-`
-	got, err := parseMetricDefs(map[string]string{"metrics.go": src})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]metricDef{
-		"distfeat_points_total":          {Name: "distfeat_points_total", Kind: "counter", LabelsKnown: true},
+	for name, want := range map[string]metricDef{
 		"distfeat_records_invalid_total": {Name: "distfeat_records_invalid_total", Kind: "counter", Labels: []string{"reason"}, LabelsKnown: true},
-		"distfeat_finalize_seconds":      {Name: "distfeat_finalize_seconds", Kind: "histogram", Labels: []string{"family"}, LabelsKnown: true},
-		"distfeat_consumer_lag":          {Name: "distfeat_consumer_lag", Kind: "gauge"},
-		"distfeat_latency_seconds":       {Name: "distfeat_latency_seconds", Kind: "summary"},
-		"distfeat_build_info":            {Name: "distfeat_build_info", Labels: []string{"version", "goversion"}, LabelsKnown: true},
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("parseMetricDefs:\n got  %+v\n want %+v", got, want)
+		"distfeat_window_points":         {Name: "distfeat_window_points", Kind: "histogram", LabelsKnown: true},
+		"distfeat_build_info":            {Name: "distfeat_build_info", Kind: "gauge", Labels: []string{"version", "goversion"}, LabelsKnown: true},
+	} {
+		if got := m[name]; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: got %+v, want %+v", name, got, want)
+		}
 	}
 }
 

@@ -1253,7 +1253,7 @@ func defaultMetricsPort(t *testing.T, f *codeFacts) int {
 		t.Fatal("the worker configuration has no METRICS_ADDR variable")
 	}
 	if !v.HasDefault {
-		t.Fatalf("METRICS_ADDR (field %s) has no envDefault tag; the manifests rely on its default port", v.Field)
+		t.Fatalf("METRICS_ADDR (flag --%s) has no default; the manifests rely on its default port", v.Flag)
 	}
 	return portOf(t, "METRICS_ADDR default", v.Default)
 }
@@ -1357,7 +1357,7 @@ func TestCodeGracefulShutdown(t *testing.T) {
 		if set == "" {
 			v, ok := f.Env["SHUTDOWN_TIMEOUT"]
 			if !ok || !v.HasDefault {
-				t.Fatalf("%s does not set DISTFEAT_SHUTDOWN_TIMEOUT and the code has no envDefault for it", where)
+				t.Fatalf("%s does not set DISTFEAT_SHUTDOWN_TIMEOUT and the code has no default for it", where)
 			}
 			set = v.Default
 		}

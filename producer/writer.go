@@ -21,8 +21,9 @@ const (
 	FormatArrow = "arrow" // value = schema.EncodeArrow of one batch, content-type application/vnd.apache.arrow.stream
 )
 
-// HeaderContentType is the record header that names the value's format (DESIGN §4).
-const HeaderContentType = "content-type"
+// HeaderContentType is the record header that names the value's format (DESIGN §4); it is
+// schema.HeaderContentType, kept here for the producer's callers.
+const HeaderContentType = schema.HeaderContentType
 
 // Writer defaults (see NewWriter).
 const (
@@ -69,7 +70,7 @@ type WriterConfig struct {
 // producer and anything else that writes keyed records (the worker's feature and dead-letter
 // output may use it too):
 //
-//   - Balancer Murmur2Balancer (records keyed by set ID land where the Java client puts them);
+//   - Balancer NewBalancer() (records keyed by set ID land where the Java client puts them);
 //   - RequiredAcks RequireAll: a write returns only once all in-sync replicas have the
 //     records (the worker's commit rule, DESIGN §6, depends on it);
 //   - BatchTimeout cfg.BatchTimeout or DefaultBatchTimeout, BatchSize DefaultBatchSize,
@@ -87,7 +88,7 @@ func NewWriter(cfg WriterConfig) *kafka.Writer {
 	return &kafka.Writer{
 		Addr:         kafka.TCP(cfg.Brokers...),
 		Topic:        cfg.Topic,
-		Balancer:     Murmur2Balancer{},
+		Balancer:     NewBalancer(),
 		RequiredAcks: kafka.RequireAll,
 		BatchTimeout: bt,
 		BatchSize:    DefaultBatchSize,

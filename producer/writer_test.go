@@ -149,7 +149,7 @@ func TestPointWriterEndToEnd(t *testing.T) {
 				if r.contentType != wantCT || r.headers != 1 {
 					t.Errorf("%s @%d/%d: content-type %q (%d headers), want %q only", r.key, r.partition, r.offset, r.contentType, r.headers, wantCT)
 				}
-				if p := (Murmur2Balancer{}).Balance(kafka.Message{Key: []byte(r.key)}, parts...); p != r.partition {
+				if p := NewBalancer().Balance(kafka.Message{Key: []byte(r.key)}, parts...); p != r.partition {
 					t.Errorf("%s is on partition %d, murmur2 says %d", r.key, r.partition, p)
 				}
 				if bs := want[r.key]; len(bs) == 0 || r.timeMs != bs[0].EventTime {
@@ -353,8 +353,8 @@ func TestPointWriterUsesGivenTransport(t *testing.T) {
 func TestNewWriterSettings(t *testing.T) {
 	w := NewWriter(WriterConfig{Brokers: []string{"h1:9092", "h2:9092"}, Topic: "features"})
 	defer w.Close()
-	if _, ok := w.Balancer.(Murmur2Balancer); !ok {
-		t.Errorf("Balancer %T, want Murmur2Balancer", w.Balancer)
+	if b, ok := w.Balancer.(kafka.Murmur2Balancer); !ok || !b.Consistent {
+		t.Errorf("Balancer %#v, want kafka.Murmur2Balancer{Consistent: true}", w.Balancer)
 	}
 	if w.RequiredAcks != kafka.RequireAll {
 		t.Errorf("RequiredAcks %v, want RequireAll", w.RequiredAcks)

@@ -18,6 +18,10 @@ const (
 	ReasonLate = "late"
 	// ReasonOutOfBounds: a point lies outside the spec's bounds in reject mode (embedding layer).
 	ReasonOutOfBounds = "out_of_bounds"
+	// ReasonNoKey: the record has no Kafka key while its value names a set (processor layer).
+	// Partitioners place keyless records anywhere, so one set's records would be windowed on
+	// several partitions and emitted as several different windows with the same window-id.
+	ReasonNoKey = "no_key"
 )
 
 // InvalidError reports an input record that cannot be processed. Reason is one of the

@@ -1,12 +1,11 @@
+//go:build dev
+
 package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"runtime/pprof"
 	"sort"
@@ -25,20 +24,19 @@ import (
 // (decode, window, finalise, encode, produce with acks=all, commit) against the same
 // machine's raw kafka-go consume→produce rate for the same records (the ceiling).
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("bench", "", "", stderr)
 	sets := fs.Int("sets", 400, "sets to push")
 	points := fs.Int("points", 2500, "points per set")
 	chunk := fs.Int("chunk", 500, "points per input record")
-	format := fs.String("format", "arrow", "input record format: json or arrow")
+	format := fs.String("format", "arrow", "input record format (`json|arrow`)")
 	workers := fs.Int("workers", 1, "workers in the group (in process)")
 	partitions := fs.Int("partitions", 8, "partitions per topic")
-	specPath := fs.String("spec", envOr("SPEC", ""), "feature spec (default: the built-in default)")
+	specPath := fs.String("spec", envOr("SPEC", ""), "feature spec JSON `file` (DISTFEAT_SPEC; empty: the built-in default)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this `file`")
 	repeat := fs.Int("repeat", 3, "independent runs (fresh broker each); medians are reported")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	spec, err := embedding.LoadSpec(*specPath)
 	if err != nil {
@@ -227,7 +225,7 @@ func benchPipeline(ctx context.Context, brokers []string, specPath string, worke
 	var start time.Time
 	select {
 	case a := <-addrs:
-		if err := waitReady(ctx, a); err != nil {
+		if err := waitReady(ctx, a, nil); err != nil {
 			return 0, 0, err
 		}
 		start = time.Now()
@@ -248,23 +246,4 @@ func benchPipeline(ctx context.Context, brokers []string, specPath string, worke
 		return 0, 0, fmt.Errorf("only %d of %d windows arrived: %w", len(seen), sets, ctx.Err())
 	}
 	return elapsed, len(seen), nil
-}
-
-// waitReady polls a worker's /readyz.
-func waitReady(ctx context.Context, metricsAddr string) error {
-	url := "http://" + metricsAddr + "/readyz"
-	for {
-		resp, err := http.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return errors.New("worker never became ready")
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
 }

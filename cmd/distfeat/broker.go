@@ -1,26 +1,31 @@
+//go:build dev
+
 package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"strings"
 
 	"github.com/distfeat/distfeat/internal/testbroker"
 )
 
 func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("broker", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	addr := fs.String("addr", "127.0.0.1:9092", "listen address (loopback)")
+	fs := newFlagSet("broker", "", "For development and tests only: a single in-process kfake broker, not a Kafka cluster.", stderr)
+	addr := fs.String("addr", "127.0.0.1:9092", "listen `host:port`; loopback only unless --allow-remote")
+	allowRemote := fs.Bool("allow-remote", false, "allow a non-loopback --addr (the broker has no authentication)")
 	partitions := fs.Int("partitions", 8, "partitions per topic")
-	topics := fs.String("topics", "points,features,points.dlq", "topics to create (comma-separated)")
-	dataDir := fs.String("data-dir", "", "persist the broker's log here and reload it on restart (empty: in memory)")
-	logLevel := fs.String("log-level", "warn", "broker log level")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	topics := fs.String("topics", "points,features,points.dlq", "topics to create, comma-separated (`topic,...`)")
+	dataDir := fs.String("data-dir", "", "persist the broker's log in this `dir` and reload it on restart (empty: in memory)")
+	logLevel := fs.String("log-level", "warn", "broker log level (`debug|info|warn|error`)")
+	if err := parseArgs(fs, args); err != nil {
+		return err
+	}
+	if err := checkBrokerAddr(*addr, *allowRemote); err != nil {
+		return err
 	}
 	log := newLogger(stderr, *logLevel, "text")
 	b, err := testbroker.Start(ctx, testbroker.Options{
@@ -36,4 +41,25 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	log.Info("broker ready", slog.Any("addrs", b.Addrs()))
 	<-ctx.Done()
 	return nil
+}
+
+// checkBrokerAddr refuses a listen address beyond loopback (an empty or unspecified host such
+// as :9092 or 0.0.0.0:9092 listens on every interface) unless allowRemote: the embedded broker
+// has no authentication and keeps everything in memory.
+func checkBrokerAddr(addr string, allowRemote bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usageError(fmt.Sprintf("--addr %q: %v", addr, err))
+	}
+	if allowRemote || host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	where := "a non-loopback address"
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		where = "every interface"
+	}
+	return usageError(fmt.Sprintf("--addr %q listens on %s; the embedded broker has no authentication, so it serves loopback only (127.0.0.1:PORT) unless you pass --allow-remote", addr, where))
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -30,38 +29,31 @@ type calibrateFlags struct {
 }
 
 func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("calibrate", "", "Reads a sample of sets (JSON lines as embed takes them, or the first sets of a points topic),\nproposes dim, bounds, bandwidths, hdd grid/basis, sigmas and feature counts with the rule\nfor each, checks the proposal against exact kernels on the sample (R² per family), and\nwrites the spec (and optionally an HTML report). Same input and flags, same spec bytes.", stderr)
 	var f calibrateFlags
-	fs.StringVar(&f.in, "in", "", "input JSON lines, one set per line as embed takes them (- for stdin)")
-	fs.StringVar(&f.topic, "from-topic", "", "read the first --max-sets sets of this input topic instead of --in")
-	fs.StringVar(&f.brokers, "brokers", envOr("BROKERS", "127.0.0.1:9092"), "comma-separated brokers for --from-topic (DISTFEAT_BROKERS)")
-	fs.DurationVar(&f.topicTimeout, "topic-timeout", time.Minute, "--from-topic: give up reading after this long")
-	fs.IntVar(&f.maxSets, "max-sets", 1000, "read at most this many sets")
-	fs.IntVar(&f.dim, "dim", 0, "point dimension (0: from --spec, else from the first set)")
-	fs.StringVar(&f.families, "families", "", "comma-separated families to calibrate (default: all of --spec, or mmd,hdd_js,l2)")
-	fs.StringVar(&f.specPath, "spec", "", "base spec whose families are tuned (other fields are kept)")
-	fs.StringVar(&f.out, "out", "", "write the proposed spec here (required; - for stdout)")
-	fs.StringVar(&f.report, "report", "", "also write a self-contained HTML report here")
-	fs.IntVar(&f.opts.MaxSets, "sample-sets", calibrate.DefaultMaxSets, "sets used for the Gram matrices (sub-sampled with the spec's seed)")
-	fs.IntVar(&f.opts.MaxPoints, "sample-points", calibrate.DefaultMaxPoints, "points per set in the exact mean-map kernels")
-	fs.Float64Var(&f.opts.Error, "error", calibrate.DefaultError, "target standard deviation ε of one approximate kernel value")
-	fs.Float64Var(&f.opts.TargetR2, "r2", calibrate.DefaultTargetR2, "self-check R² the feature counts aim for")
+	fs.StringVar(&f.in, "in", "", "input JSON lines, one set per line as embed takes them (`file`, - for stdin)")
+	fs.StringVar(&f.topic, "from-topic", "", "read the first --max-sets sets of this points `topic` instead of --in")
+	fs.StringVar(&f.brokers, "brokers", envOr("BROKERS", "127.0.0.1:9092"), "bootstrap brokers for --from-topic (DISTFEAT_BROKERS; `host:port,...`)")
+	fs.DurationVar(&f.topicTimeout, "topic-timeout", time.Minute, "--from-topic: give up reading after this `duration`")
+	fs.IntVar(&f.maxSets, "max-sets", 1000, "read at most this many `sets`")
+	fs.IntVar(&f.dim, "dim", 0, "point `dimension` (0: from --spec, else from the first JSON record)")
+	fs.StringVar(&f.families, "families", "", "families to calibrate, comma-separated (`names`; default: all of --spec, or mmd,hdd_js,l2)")
+	fs.StringVar(&f.specPath, "spec", "", "base spec whose families are tuned; its other fields are kept (`file`)")
+	fs.StringVar(&f.out, "out", "", "write the proposed spec to this `file` (required; - for stdout)")
+	fs.StringVar(&f.report, "report", "", "also write a self-contained HTML report to this `file`")
+	fs.IntVar(&f.opts.MaxSets, "sample-sets", calibrate.DefaultMaxSets, "`sets` in the Gram matrices (sub-sampled with the spec's seed)")
+	fs.IntVar(&f.opts.MaxPoints, "sample-points", calibrate.DefaultMaxPoints, "`points` per set in the exact mean-map kernels")
+	fs.Float64Var(&f.opts.Error, "error", calibrate.DefaultError, "target RMS error of one approximate kernel value (`ε`, e.g. 0.03)")
+	fs.Float64Var(&f.opts.TargetR2, "r2", calibrate.DefaultTargetR2, "R² of the approximate Gram matrix the feature counts aim for (`0..1`)")
 	dialer, transport, err := parseClientFlags(fs, args)
 	if err != nil {
-		if errors.Is(err, errUsage) && helpRequested(args) {
-			return nil // -h printed the usage: not a mistake
-		}
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q (flags only; see -h)", fs.Arg(0))
-	}
 	if f.out == "" {
-		return errors.New("--out is required")
+		return usageError("--out is required")
 	}
 	if (f.in == "") == (f.topic == "") {
-		return errors.New("give exactly one of --in FILE or --from-topic TOPIC")
+		return usageError("give exactly one of --in FILE or --from-topic TOPIC")
 	}
 	var base *embedding.Spec
 	if f.specPath != "" {
@@ -96,19 +88,6 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	prog.done()
 	return writeCalibration(res, f, stdout)
-}
-
-// helpRequested reports whether args ask for the usage (-h, -help, --help before any --).
-func helpRequested(args []string) bool {
-	for _, a := range args {
-		switch a {
-		case "--":
-			return false
-		case "-h", "-help", "--h", "--help":
-			return true
-		}
-	}
-	return false
 }
 
 // writeCalibration writes the spec (indented canonical JSON), the report, and the summary.

@@ -69,7 +69,7 @@ func TestCalibrateCommand(t *testing.T) {
 	if code, stdout, _ := runArgs(t, "calibrate", "--in", exampleSets, "--out", "-"); code != 0 || stdout != string(want) {
 		t.Fatalf("--out -: exit %d, stdout is not the spec", code)
 	}
-	if code, _, stderr := runArgs(t, "calibrate", "--in", exampleSets, "--out", out, "extra"); code == 0 || !strings.Contains(stderr, "unexpected argument") {
+	if code, _, stderr := runArgs(t, "calibrate", "--in", exampleSets, "--out", out, "extra"); code != 2 || !strings.Contains(stderr, "unexpected argument") {
 		t.Errorf("a positional argument: exit %d, stderr %q", code, stderr)
 	}
 	for _, tc := range []struct {
@@ -77,8 +77,8 @@ func TestCalibrateCommand(t *testing.T) {
 		code int
 	}{
 		{[]string{"calibrate", "-h"}, 0},
-		{[]string{"calibrate", "--in", exampleSets}, 1},
-		{[]string{"calibrate", "--out", out}, 1},
+		{[]string{"calibrate", "--in", exampleSets}, 2},
+		{[]string{"calibrate", "--out", out}, 2},
 		{[]string{"calibrate", "--nope"}, 2},
 		{[]string{"calibrate", "--in", exampleSets, "--out", out, "--families", "kl"}, 1},
 		{[]string{"calibrate", "--in", exampleSets, "--out", out, "--dim", "3"}, 1},
@@ -227,7 +227,13 @@ func nearestFromEmbedding(t *testing.T, sets []schema.Batch, col string) map[str
 		z[s.Set] = emb.Embed(u)[ci]
 	}
 	slices.Sort(ids)
-	k := func(a, b string) float64 { return dot32(z[a], z[b]) }
+	k := func(a, b string) float64 { // float64 sum in index order, as index.js does
+		var s float64
+		for i, v := range z[a] {
+			s += float64(v) * float64(z[b][i])
+		}
+		return s
+	}
 	out := map[string]string{}
 	for _, a := range ids {
 		best, bd := "", 0.0

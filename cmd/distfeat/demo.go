@@ -1,17 +1,21 @@
+//go:build dev
+
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"gonum.org/v1/gonum/stat"
 
+	"github.com/distfeat/distfeat/config"
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/synth"
 	"github.com/distfeat/distfeat/internal/testbroker"
@@ -27,8 +31,7 @@ type demoOptions struct {
 }
 
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("demo", "", "", stderr)
 	var o demoOptions
 	fs.IntVar(&o.sets, "sets", 40, "synthetic sets (truncated Gaussian mixtures on [0,1]²)")
 	fs.IntVar(&o.points, "points", 2500, "points per set")
@@ -37,8 +40,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the synthetic sets")
 	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "give up waiting for features after this long")
 	fs.BoolVar(&o.verbose, "v", false, "show the workers' logs")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	if o.sets < 2 || o.points < 1 || o.workers < 1 {
 		return fmt.Errorf("need --sets ≥ 2, --points ≥ 1, --workers ≥ 1")
@@ -114,12 +117,59 @@ func demo(ctx context.Context, o demoOptions, stderr io.Writer) (*demoReport, er
 	if err != nil {
 		return nil, err
 	}
+	stopWorkers := startDemoWorkers(ctx, brokers, o.workers, log)
+	defer stopWorkers()
 
-	// Workers, in process, each with its own metrics endpoint on a free loopback port.
-	wctx, stopWorkers := context.WithCancel(ctx)
+	// The sets: synthetic truncated mixtures, kept for the checks.
+	sets := synth.Sets(o.seed, o.sets, o.points, spec.Dim)
+	batches := make([]schema.Batch, len(sets))
+	t0 := time.Now().UnixMilli()
+	rep := &demoReport{sets: len(sets)}
+	for i, s := range sets {
+		batches[i] = schema.Batch{Set: s.ID, Points: s.Points, N: len(s.Points) / spec.Dim, EventTime: t0 + int64(i), End: true}
+		rep.points += batches[i].N
+	}
+
+	// Read features from the beginning while producing.
+	rctx, stopReader := context.WithTimeout(ctx, o.timeout)
+	defer stopReader()
+	rd := newDemoReader(rep, len(sets), prog)
+	readErr := make(chan error, 1)
+	go func() {
+		readErr <- consumeFeatures(rctx, plainConn(brokers), testbroker.TopicFeatures, true, 0, rd.onRecord, rd.onBad)
+	}()
+
+	start := time.Now()
+	if err := produceDemo(ctx, brokers, spec.Dim, batches, prog); err != nil {
+		return rep, err
+	}
+	select {
+	case <-rd.done:
+	case <-rctx.Done():
+	}
+	rep.elapsed = time.Since(start)
+	stopReader()
+	if err := <-readErr; err != nil {
+		return rep, err
+	}
+	rd.mu.Lock()
+	rep.windows = len(rd.got)
+	rd.mu.Unlock()
+	if rep.windows < len(sets) {
+		rep.failures = append(rep.failures, fmt.Sprintf("only %d of %d windows arrived within %s", rep.windows, len(sets), o.timeout))
+	}
+
+	prog.update("checking against offline embedding and exact kernels")
+	checkDemo(rep, emb, sets, rd.got)
+	return rep, nil
+}
+
+// startDemoWorkers runs n workers in process, each with its own metrics endpoint on a free
+// loopback port; the returned function stops them and waits.
+func startDemoWorkers(ctx context.Context, brokers []string, n int, log *slog.Logger) (stop func()) {
+	wctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	defer func() { stopWorkers(); wg.Wait() }()
-	for i := 0; i < o.workers; i++ {
+	for i := 0; i < n; i++ {
 		cfg := demoWorkerConfig(brokers)
 		wg.Add(1)
 		go func(i int) {
@@ -129,89 +179,72 @@ func demo(ctx context.Context, o demoOptions, stderr io.Writer) (*demoReport, er
 			}
 		}(i)
 	}
+	return func() { cancel(); wg.Wait() }
+}
 
-	// The sets: synthetic truncated mixtures, kept for the checks.
-	sets := synth.Sets(o.seed, o.sets, o.points, spec.Dim)
-	batches := make([]schema.Batch, len(sets))
-	t0 := time.Now().UnixMilli()
-	for i, s := range sets {
-		batches[i] = schema.Batch{Set: s.ID, Points: s.Points, N: len(s.Points) / spec.Dim, EventTime: t0 + int64(i), End: true}
-	}
-	rep := &demoReport{sets: len(sets)}
-	for _, bt := range batches {
-		rep.points += bt.N
-	}
-
-	// Read features from the beginning while producing.
-	got := make(map[string][]schema.FeatureRecord)
-	raw := make(map[string][]byte)
-	var mu sync.Mutex
-	done := make(chan struct{})
-	rctx, stopReader := context.WithTimeout(ctx, o.timeout)
-	defer stopReader()
-	readErr := make(chan error, 1)
-	go func() {
-		readErr <- consumeFeatures(rctx, plainConn(brokers), testbroker.TopicFeatures, true, 0, func(m kafka.Message, recs []schema.FeatureRecord, _ []string) bool {
-			mu.Lock()
-			defer mu.Unlock()
-			key := string(m.Key)
-			if prev, ok := raw[key]; ok {
-				rep.duplicates++
-				if string(prev) != string(m.Value) {
-					rep.failures = append(rep.failures, fmt.Sprintf("set %s delivered twice with different bytes", key))
-				}
-				return true
-			}
-			raw[key] = m.Value
-			got[key] = recs
-			prog.update("%d/%d windows received", len(got), len(sets))
-			if len(got) == len(sets) {
-				close(done)
-				return false
-			}
-			return true
-		}, func(m kafka.Message, err error) {
-			mu.Lock()
-			rep.failures = append(rep.failures, fmt.Sprintf("undecodable feature record at partition %d offset %d: %v", m.Partition, m.Offset, err))
-			mu.Unlock()
-		})
-	}()
-
-	start := time.Now()
+// produceDemo publishes the first half of the sets as JSON records, the rest as Arrow.
+func produceDemo(ctx context.Context, brokers []string, dim int, batches []schema.Batch, prog *progress) error {
 	half := len(batches) / 2
-	po := produceOptions{brokers: brokers, topic: testbroker.TopicPoints, dim: spec.Dim, chunk: 500}
+	po := produceOptions{brokers: brokers, topic: testbroker.TopicPoints, dim: dim, chunk: 500}
 	po.format = "json"
 	if _, _, err := publish(ctx, po, batches[:half], prog); err != nil {
-		return rep, fmt.Errorf("produce (json): %w", err)
+		return fmt.Errorf("produce (json): %w", err)
 	}
 	po.format = "arrow"
 	if _, _, err := publish(ctx, po, batches[half:], prog); err != nil {
-		return rep, fmt.Errorf("produce (arrow): %w", err)
+		return fmt.Errorf("produce (arrow): %w", err)
 	}
-	select {
-	case <-done:
-	case <-rctx.Done():
-	}
-	rep.elapsed = time.Since(start)
-	stopReader()
-	if err := <-readErr; err != nil {
-		return rep, err
-	}
-	mu.Lock()
-	rep.windows = len(got)
-	mu.Unlock()
-	if rep.windows < len(sets) {
-		rep.failures = append(rep.failures, fmt.Sprintf("only %d of %d windows arrived within %s", rep.windows, len(sets), o.timeout))
-	}
+	return nil
+}
 
-	prog.update("checking against offline embedding and exact kernels")
-	checkDemo(rep, emb, sets, got)
-	return rep, nil
+// demoReader collects the first delivery of each set's feature record and compares later
+// deliveries with it byte for byte.
+type demoReader struct {
+	rep  *demoReport
+	want int
+	prog *progress
+	done chan struct{}
+
+	mu  sync.Mutex
+	got map[string][]schema.FeatureRecord
+	raw map[string][]byte
+}
+
+func newDemoReader(rep *demoReport, want int, prog *progress) *demoReader {
+	return &demoReader{rep: rep, want: want, prog: prog, done: make(chan struct{}),
+		got: map[string][]schema.FeatureRecord{}, raw: map[string][]byte{}}
+}
+
+func (d *demoReader) onRecord(m kafka.Message, recs []schema.FeatureRecord, _ []string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	key := string(m.Key)
+	if prev, ok := d.raw[key]; ok {
+		d.rep.duplicates++
+		if string(prev) != string(m.Value) {
+			d.rep.failures = append(d.rep.failures, fmt.Sprintf("set %s delivered twice with different bytes", key))
+		}
+		return true
+	}
+	d.raw[key] = m.Value
+	d.got[key] = recs
+	d.prog.update("%d/%d windows received", len(d.got), d.want)
+	if len(d.got) == d.want {
+		close(d.done)
+		return false
+	}
+	return true
+}
+
+func (d *demoReader) onBad(m kafka.Message, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.rep.failures = append(d.rep.failures, fmt.Sprintf("undecodable feature record at partition %d offset %d: %v", m.Partition, m.Offset, err))
 }
 
 // demoWorkerConfig is a worker configuration for the demo's embedded broker.
-func demoWorkerConfig(brokers []string) *workerConfig {
-	return &workerConfig{
+func demoWorkerConfig(brokers []string) *config.Config {
+	return &config.Config{
 		Brokers: brokers, InputTopic: testbroker.TopicPoints, OutputTopic: testbroker.TopicFeatures,
 		DLQTopic: testbroker.TopicDLQ, Group: "distfeat-demo", Window: "set",
 		IdleTimeout: time.Minute, MaxOpenWindows: 1000, MaxMessageBytes: 1 << 20,
@@ -224,19 +257,30 @@ func demoWorkerConfig(brokers []string) *workerConfig {
 // exact kernels: the empirical mean-map kernel for mmd, the JS kernel between the true
 // mixture densities for hdd_js.
 func checkDemo(rep *demoReport, emb *embedding.Embedder, sets []synth.Set, got map[string][]schema.FeatureRecord) {
-	cols := emb.Columns()
 	colIdx := map[string]int{}
-	for i, c := range cols {
+	for i, c := range emb.Columns() {
 		colIdx[c.Name] = i
 	}
-	vec := func(id, name string) []float32 {
-		recs := got[id]
-		if len(recs) == 0 {
+	vec := func(name string) func(id string) []float32 {
+		return func(id string) []float32 {
+			if recs := got[id]; len(recs) > 0 {
+				return recs[0].Vectors[colIdx[name]]
+			}
 			return nil
 		}
-		return recs[0].Vectors[colIdx[name]]
 	}
-	// Bit-identical to the offline path.
+	checkIdentical(rep, emb, sets, got)
+	spec := emb.Spec()
+	if fam, ok := familyOf(spec, "mmd"); ok {
+		checkMMD(rep, spec.Dim, fam, sets, vec(fam.Name))
+	}
+	if fam, ok := familyOf(spec, "hdd"); ok && fam.Divergence == "js" && spec.Dim == 2 {
+		checkJS(rep, fam, sets, vec(fam.Name))
+	}
+}
+
+// checkIdentical: every received window is bit-identical to the offline path.
+func checkIdentical(rep *demoReport, emb *embedding.Embedder, sets []synth.Set, got map[string][]schema.FeatureRecord) {
 	for _, s := range sets {
 		recs := got[s.ID]
 		if len(recs) == 0 {
@@ -265,49 +309,49 @@ func checkDemo(rep *demoReport, emb *embedding.Embedder, sets []synth.Set, got m
 	if rep.mismatched > 0 {
 		rep.failures = append(rep.failures, fmt.Sprintf("%d windows differ from distfeat embed on the same points", rep.mismatched))
 	}
+}
 
-	spec := emb.Spec()
-	// mmd: z̄ᵀz̄′ against the exact biased MMK of the same samples (O(n²) per pair, so on the
-	// first 8 sets). With D features the error's standard deviation is about 1/√D ≈ 0.03.
-	if fam, ok := familyOf(spec, "mmd"); ok {
-		est, exact := pairwise(sets[:min(8, len(sets))], func(id string) []float32 { return vec(id, fam.Name) },
-			func(i, j int) float64 { return synth.ExactMMK(sets[i].Points, sets[j].Points, spec.Dim, fam.Bandwidth) })
-		rep.mmdPairs = len(est)
-		rep.mmdR2 = rSquared(est, exact)
-		for i := range est {
-			rep.mmdMaxErr = math.Max(rep.mmdMaxErr, math.Abs(est[i]-exact[i]))
-		}
-		// 0.15 is five standard deviations of a single-pair error at D=1024 (the error of a
-		// mean of D/2 bounded terms has sd ≤ √(2/D) ≈ 0.044; over ≤ 28 pairs a 5-sd
-		// excursion has probability < 1e-5).
-		if rep.mmdPairs > 0 && rep.mmdMaxErr > 0.15 {
-			rep.failures = append(rep.failures, fmt.Sprintf("mmd kernel error %.3f exceeds 0.15", rep.mmdMaxErr))
-		}
+// checkMMD: z̄ᵀz̄′ against the exact biased MMK of the same samples (O(n²) per pair, so on the
+// first 8 sets). With D features the error's standard deviation is about 1/√D ≈ 0.03.
+func checkMMD(rep *demoReport, dim int, fam embedding.Family, sets []synth.Set, vec func(id string) []float32) {
+	est, exact := pairwise(sets[:min(8, len(sets))], vec,
+		func(i, j int) float64 { return synth.ExactMMK(sets[i].Points, sets[j].Points, dim, fam.Bandwidth) })
+	rep.mmdPairs = len(est)
+	rep.mmdR2 = rSquared(est, exact)
+	for i := range est {
+		rep.mmdMaxErr = math.Max(rep.mmdMaxErr, math.Abs(est[i]-exact[i]))
 	}
-	// hdd_js: z(A(p̂))ᵀz(A(q̂)) against exp(−JS(p,q)/(2σ²)) of the true densities.
-	if fam, ok := familyOf(spec, "hdd"); ok && fam.Divergence == "js" && spec.Dim == 2 {
-		k := min(20, len(sets))
-		dens := make([][]float64, k)
-		const g = 128
-		for i := 0; i < k; i++ {
-			dens[i] = gridDensity(sets[i].Mixture, g)
-		}
-		est, exact := pairwise(sets[:k], func(id string) []float32 { return vec(id, fam.Name) },
-			func(i, j int) float64 { return math.Exp(-jsDivergence(dens[i], dens[j]) / (2 * fam.Sigma * fam.Sigma)) })
-		rep.jsPairs = len(est)
-		rep.jsR2 = rSquared(est, exact)
-		var se float64
-		for i := range est {
-			se += (est[i] - exact[i]) * (est[i] - exact[i])
-		}
-		if len(est) > 0 {
-			rep.jsRMSE = math.Sqrt(se / float64(len(est)))
-		}
-		// The paper's Gram experiment reaches R² = 0.966 with D = 7000; the default spec has
-		// D = 4096, and 190 pairs of 2500-point sets give a comfortably lower bar of 0.9.
-		if rep.jsPairs > 0 && rep.jsR2 < 0.9 {
-			rep.failures = append(rep.failures, fmt.Sprintf("hdd_js kernel R² %.3f below 0.9", rep.jsR2))
-		}
+	// 0.15 is five standard deviations of a single-pair error at D=1024 (the error of a
+	// mean of D/2 bounded terms has sd ≤ √(2/D) ≈ 0.044; over ≤ 28 pairs a 5-sd
+	// excursion has probability < 1e-5).
+	if rep.mmdPairs > 0 && rep.mmdMaxErr > 0.15 {
+		rep.failures = append(rep.failures, fmt.Sprintf("mmd kernel error %.3f exceeds 0.15", rep.mmdMaxErr))
+	}
+}
+
+// checkJS: z(A(p̂))ᵀz(A(q̂)) against exp(−JS(p,q)/(2σ²)) of the true densities.
+func checkJS(rep *demoReport, fam embedding.Family, sets []synth.Set, vec func(id string) []float32) {
+	k := min(20, len(sets))
+	dens := make([][]float64, k)
+	const g = 128
+	for i := 0; i < k; i++ {
+		dens[i] = gridDensity(sets[i].Mixture, g)
+	}
+	est, exact := pairwise(sets[:k], vec,
+		func(i, j int) float64 { return math.Exp(-jsDivergence(dens[i], dens[j]) / (2 * fam.Sigma * fam.Sigma)) })
+	rep.jsPairs = len(est)
+	rep.jsR2 = rSquared(est, exact)
+	var se float64
+	for i := range est {
+		se += (est[i] - exact[i]) * (est[i] - exact[i])
+	}
+	if len(est) > 0 {
+		rep.jsRMSE = math.Sqrt(se / float64(len(est)))
+	}
+	// The paper's Gram experiment reaches R² = 0.966 with D = 7000; the default spec has
+	// D = 4096, and 190 pairs of 2500-point sets give a comfortably lower bar of 0.9.
+	if rep.jsPairs > 0 && rep.jsR2 < 0.9 {
+		rep.failures = append(rep.failures, fmt.Sprintf("hdd_js kernel R² %.3f below 0.9", rep.jsR2))
 	}
 }
 
@@ -373,27 +417,16 @@ func dot32(a, b []float32) float64 {
 	return s
 }
 
-// rSquared is the squared Pearson correlation.
+// rSquared is the squared Pearson correlation of x and y (0 when either is constant or there
+// are fewer than two pairs). With the exact kernel as one variable this is the R² of the
+// estimate's best linear fit, the quantity the papers report for their Gram experiments.
 func rSquared(x, y []float64) float64 {
-	n := float64(len(x))
-	if n < 2 {
+	if len(x) < 2 {
 		return 0
 	}
-	var mx, my float64
-	for i := range x {
-		mx += x[i]
-		my += y[i]
-	}
-	mx /= n
-	my /= n
-	var sxy, sxx, syy float64
-	for i := range x {
-		sxy += (x[i] - mx) * (y[i] - my)
-		sxx += (x[i] - mx) * (x[i] - mx)
-		syy += (y[i] - my) * (y[i] - my)
-	}
-	if sxx == 0 || syy == 0 {
+	r := stat.Correlation(x, y, nil)
+	if math.IsNaN(r) {
 		return 0
 	}
-	return sxy * sxy / (sxx * syy)
+	return r * r
 }

@@ -32,7 +32,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binPath = filepath.Join(dir, "distfeat")
-	build := exec.Command("go", "build", "-o", binPath, ".")
+	// The production build (no dev tag, as deploy/Dockerfile builds it), even under
+	// GOFLAGS=-tags=dev: the process tests run the worker as shipped.
+	build := exec.Command("go", "build", "-tags=", "-o", binPath, ".")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building distfeat for the end-to-end tests:", err)

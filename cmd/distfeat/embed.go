@@ -14,7 +14,9 @@ import (
 	"sync"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/processor"
 	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/window"
 )
 
 // maxLineBytes bounds one JSON line (one whole set) for embed.
@@ -127,6 +129,7 @@ func embedLines(ctx context.Context, emb *embedding.Embedder, r io.Reader, sink 
 	if workers < 1 {
 		workers = 1
 	}
+	specID := emb.Spec().ID()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	jobs := make(chan *embedJob, workers*2)
@@ -137,41 +140,13 @@ func embedLines(ctx context.Context, emb *embedding.Embedder, r io.Reader, sink 
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				j.rec, j.err = embedOne(emb, j.data)
+				j.rec, j.err = embedOne(emb, specID, j.data)
 				close(j.doneCh)
 			}
 		}()
 	}
 	readErr := make(chan error, 1)
-	go func() {
-		defer close(ordered)
-		defer close(jobs)
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 0, 1<<20), maxLineBytes)
-		line := 0
-		for sc.Scan() {
-			line++
-			if len(sc.Bytes()) == 0 {
-				continue
-			}
-			j := &embedJob{line: line, data: append([]byte(nil), sc.Bytes()...), doneCh: make(chan struct{})}
-			select {
-			case jobs <- j:
-			case <-ctx.Done():
-				readErr <- ctx.Err()
-				return
-			}
-			select {
-			case ordered <- j:
-			case <-ctx.Done():
-				readErr <- ctx.Err()
-				return
-			}
-		}
-		if err := sc.Err(); err != nil {
-			readErr <- fmt.Errorf("reading input after line %d: %w", line, err)
-		}
-	}()
+	go readLines(ctx, r, jobs, ordered, readErr)
 	defer wg.Wait()
 	for j := range ordered {
 		<-j.doneCh
@@ -203,24 +178,48 @@ func embedLines(ctx context.Context, emb *embedding.Embedder, r io.Reader, sink 
 	return sets, bad, err
 }
 
+// readLines sends each non-empty input line to the workers (jobs) and, in input order, to
+// the writer (ordered); it closes both at the end and reports a read error on readErr.
+func readLines(ctx context.Context, r io.Reader, jobs, ordered chan<- *embedJob, readErr chan<- error) {
+	defer close(ordered)
+	defer close(jobs)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<20), maxLineBytes)
+	line := 0
+	for sc.Scan() {
+		line++
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		j := &embedJob{line: line, data: append([]byte(nil), sc.Bytes()...), doneCh: make(chan struct{})}
+		for _, ch := range []chan<- *embedJob{jobs, ordered} {
+			select {
+			case ch <- j:
+			case <-ctx.Done():
+				readErr <- ctx.Err()
+				return
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		readErr <- fmt.Errorf("reading input after line %d: %w", line, err)
+	}
+}
+
 // embedOne turns one JSON line (one whole set) into its feature record with the worker's
-// code path: decode, normalise, sketch, finalise.
-func embedOne(emb *embedding.Embedder, line []byte) (schema.FeatureRecord, error) {
-	batches, err := schema.DecodeRecord(nil, line, schema.ContentTypeJSON, 0, schema.DecodeOptions{Dim: emb.Dim(), MaxPoints: maxLineBytes})
+// code path: processor.Decode (decode, normalise, dead-letter reasons), one sketch, and
+// processor.Finalize, the worker's finalisation.
+func embedOne(emb *embedding.Embedder, specID string, line []byte) (schema.FeatureRecord, error) {
+	d, err := processor.Decode(emb, nil, line, schema.ContentTypeJSON, 0,
+		schema.DecodeOptions{Dim: emb.Dim(), MaxPoints: maxLineBytes}, nil)
 	if err != nil {
 		return schema.FeatureRecord{}, err
 	}
-	b := batches[0]
-	u := make([]float64, len(b.Points))
-	if _, err := emb.Normalize(u, b.Points); err != nil {
-		return schema.FeatureRecord{}, err
-	}
+	b := d.Batches[0]
 	sk := emb.NewSketch()
-	sk.Add(u)
-	return schema.FeatureRecord{
-		Set: b.Set, WindowStart: b.EventTime, WindowEnd: b.EventTime, Seq: 0, N: sk.Count(),
-		SpecID: emb.Spec().ID(), Vectors: sk.Finalize(nil),
-	}, nil
+	sk.Add(d.Points)
+	closed := window.Closed[*embedding.Sketch]{Set: b.Set, Start: b.EventTime, End: b.EventTime, N: sk.Count(), Sketch: sk}
+	return processor.Finalize(specID, []window.Closed[*embedding.Sketch]{closed}, nil)[0], nil
 }
 
 func openInput(path string) (io.Reader, func() error, error) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -13,13 +12,12 @@ import (
 // runHealthcheck probes a worker's /healthz (or /readyz with --ready) and exits 0 when it
 // answers 200. The container image has no shell or curl, so this is its healthcheck.
 func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	addr := fs.String("addr", envOr("METRICS_ADDR", ":9464"), "the worker's metrics address (DISTFEAT_METRICS_ADDR)")
+	fs := newFlagSet("healthcheck", "", "Exits 0 when the worker answers 200; the image has no shell or curl.", stderr)
+	addr := fs.String("addr", envOr("METRICS_ADDR", ":9464"), "the worker's metrics address (DISTFEAT_METRICS_ADDR; `host:port`)")
 	ready := fs.Bool("ready", false, "probe /readyz (member of a consumer-group generation) instead of /healthz")
 	timeout := fs.Duration("timeout", 2*time.Second, "give up after this long")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	host, port, err := net.SplitHostPort(*addr)
 	if err != nil {

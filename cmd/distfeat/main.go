@@ -1,15 +1,20 @@
 // Command distfeat is the distfeat binary: the streaming worker and its tools (DESIGN §7).
 //
 //	distfeat worker    the service (configured by DISTFEAT_* variables or mirrored flags)
-//	distfeat broker    embedded Kafka-protocol broker on loopback, for development and tests
-//	distfeat demo      broker + workers + synthetic producer + a check against exact kernels
-//	distfeat produce   publish sets (synthetic mixtures or JSON lines)
+//	distfeat produce   publish sets (synthetic mixtures or JSON lines), or write them to a file
 //	distfeat embed     offline features from JSON lines (same code path as the worker)
 //	distfeat tail      decode feature records to JSON lines
 //	distfeat spec      print the resolved spec, spec_id and output schema
-//	distfeat bench     end-to-end throughput through the embedded broker
 //	distfeat healthcheck  probe a worker's /healthz or /readyz (the image has no shell)
 //	distfeat version   print the build version
+//
+// Built with -tags dev (make build), it also has the development commands, which embed the
+// kfake test broker and so are left out of the production image (deploy/Dockerfile):
+//
+//	distfeat broker    embedded Kafka-protocol broker on loopback, for development and tests
+//	distfeat demo      broker + workers + synthetic producer + a check against exact kernels
+//	distfeat bench     end-to-end throughput through the embedded broker
+//	distfeat soak      long run with worker processes, a rebalance and a memory timeline
 package main
 
 import (
@@ -20,6 +25,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/distfeat/distfeat/config"
 )
 
 // command is one subcommand.
@@ -29,21 +36,27 @@ type command struct {
 	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
+// commands are the production commands followed by the development ones (-tags dev).
 func commands() []command {
-	return []command{
+	return append([]command{
 		{"worker", "run the streaming worker (DISTFEAT_* environment)", runWorker},
-		{"broker", "serve an embedded Kafka-protocol broker on loopback", runBroker},
-		{"demo", "broker + two workers + synthetic sets, checked against exact kernels", runDemo},
 		{"produce", "publish point sets to the input topic", runProduce},
 		{"embed", "compute features offline from JSON lines", runEmbed},
 		{"calibrate", "propose a spec from a sample of sets, with a self-check and an HTML report", runCalibrate},
 		{"tail", "print feature records as JSON lines", runTail},
 		{"spec", "print the resolved spec, spec_id and output schema", runSpec},
-		{"bench", "end-to-end throughput through the embedded broker", runBench},
-		{"soak", "long run with worker processes, a mid-run rebalance, RSS timeline and window check", runSoak},
 		{"healthcheck", "probe a worker's /healthz or /readyz (container healthcheck)", runHealthcheck},
 		{"version", "print the version", runVersion},
+	}, devCommands()...)
+}
+
+// isDevCommand reports whether name is a development command (present only with -tags dev).
+func isDevCommand(name string) bool {
+	switch name {
+	case "broker", "demo", "bench", "soak":
+		return true
 	}
+	return false
 }
 
 func main() {
@@ -63,11 +76,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
+			if err := config.CheckEnvironment(os.Environ()); err != nil && !isHelp(args[1:]) {
+				fmt.Fprintf(stderr, "distfeat %s: %v\n", c.name, err)
+				return 2
+			}
 			err := c.run(ctx, args[1:], stdout, stderr)
 			switch {
-			case err == nil:
+			case err == nil, errors.Is(err, errHelp):
 				return 0
 			case errors.Is(err, errUsage):
+				if err != errUsage {
+					fmt.Fprintf(stderr, "distfeat %s: %v\n", c.name, err)
+				}
 				return 2
 			default:
 				fmt.Fprintf(stderr, "distfeat %s: %v\n", c.name, err)
@@ -75,15 +95,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
+	if isDevCommand(args[0]) {
+		fmt.Fprintf(stderr, "distfeat: %q is a development command, not in this production build; build with -tags dev (make build)\n", args[0])
+		return 2
+	}
 	fmt.Fprintf(stderr, "distfeat: unknown command %q\n\n", args[0])
 	usage(stderr)
 	return 2
 }
 
+// isHelp reports whether args ask for a command's help (which works even with a bad
+// environment, so the user can read what the variables are called).
+func isHelp(args []string) bool {
+	return len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help")
+}
+
+// errUsage reports a command-line mistake already explained on stderr (exit code 2).
+var errUsage = errors.New("usage")
+
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: distfeat <command> [flags]\n\ncommands:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'distfeat <command> -h' for a command's flags.")
 }

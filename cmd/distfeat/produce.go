@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -28,23 +30,24 @@ type produceOptions struct {
 	seed      uint64
 	chunk     int
 	in        string
+	out       string
 	transport *kafka.Transport // TLS/SASL; nil: plain TCP
 }
 
 func runProduce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("produce", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	brokers := fs.String("brokers", envOr("BROKERS", "127.0.0.1:9092"), "comma-separated brokers (DISTFEAT_BROKERS)")
+	fs := newFlagSet("produce", "", "Give exactly one of --synthetic gmm or --in FILE. With --out FILE the sets are written as JSON\nlines (one set per line, the format embed --in and produce --in read) instead of published;\nsynthetic sets then get event times 0, 1, 2, … ms, so the file depends on --seed only.", stderr)
+	brokers := fs.String("brokers", envOr("BROKERS", "127.0.0.1:9092"), "bootstrap brokers, comma-separated (DISTFEAT_BROKERS; `host:port,...`)")
 	var o produceOptions
-	fs.StringVar(&o.topic, "topic", envOr("INPUT_TOPIC", "points"), "input topic (DISTFEAT_INPUT_TOPIC)")
-	fs.StringVar(&o.format, "format", "json", "record format: json or arrow")
-	fs.StringVar(&o.synthetic, "synthetic", "", "generate sets: gmm (truncated Gaussian mixtures on [0,1]^dim)")
+	fs.StringVar(&o.topic, "topic", envOr("INPUT_TOPIC", "points"), "input `topic` (DISTFEAT_INPUT_TOPIC)")
+	fs.StringVar(&o.format, "format", "json", "record format (`json|arrow`)")
+	fs.StringVar(&o.synthetic, "synthetic", "", "generate sets (`gmm`: truncated Gaussian mixtures on [0,1]^dim)")
 	fs.IntVar(&o.sets, "sets", 10, "synthetic: number of sets")
 	fs.IntVar(&o.points, "points", 2500, "synthetic: points per set")
-	fs.IntVar(&o.dim, "dim", 2, "synthetic: point dimension (must match the worker's spec)")
+	fs.IntVar(&o.dim, "dim", 2, "point dimension (must match the worker's spec)")
 	fs.Uint64Var(&o.seed, "seed", 1, "synthetic: seed")
 	fs.IntVar(&o.chunk, "chunk", 500, "points per record; a set spans several records, the last has end=true")
-	fs.StringVar(&o.in, "in", "", "JSON-lines file of input records (one set per line), - for stdin")
+	fs.StringVar(&o.in, "in", "", "JSON-lines `file` of input records (one set per line), - for stdin")
+	fs.StringVar(&o.out, "out", "", "write the sets as JSON lines to this `file` (- for stdout) instead of publishing")
 	_, transport, err := parseClientFlags(fs, args)
 	if err != nil {
 		return err
@@ -60,13 +63,24 @@ func runProduce(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if o.format != "json" && o.format != "arrow" {
 		return fmt.Errorf("--format %q: want json or arrow", o.format)
 	}
+	formatSet := false
+	fs.Visit(func(f *flag.Flag) { formatSet = formatSet || f.Name == "format" })
+	if o.out != "" && formatSet {
+		return usageError("--format applies to publishing; --out always writes JSON lines")
+	}
 	var batches []schema.Batch
-	if o.in != "" {
+	switch {
+	case o.in != "":
 		if batches, err = readInputLines(o.in, o.dim); err != nil {
 			return err
 		}
-	} else {
+	case o.out != "":
+		batches = syntheticBatches(o.seed, o.sets, o.points, o.dim, 0)
+	default:
 		batches = syntheticBatches(o.seed, o.sets, o.points, o.dim, time.Now().UnixMilli())
+	}
+	if o.out != "" {
+		return writeSetsFile(o.out, batches, stdout, stderr)
 	}
 	start := time.Now()
 	records, points, err := publish(ctx, o, batches, newProgress(stderr, "produce"))
@@ -153,4 +167,62 @@ func readInputLines(path string, dim int) ([]schema.Batch, error) {
 		out = append(out, bs...)
 	}
 	return out, sc.Err()
+}
+
+// writeSetsFile writes one JSON line per set to path (- for stdout). A file is written to a
+// temporary name in the same directory and renamed when complete, so a failed run never
+// leaves a partial file that looks whole. The summary goes to stdout, or stderr when stdout
+// holds the data.
+func writeSetsFile(path string, batches []schema.Batch, stdout, stderr io.Writer) error {
+	var points int
+	write := func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<20)
+		for _, b := range batches {
+			line, err := schema.EncodeJSON(b)
+			if err != nil {
+				return fmt.Errorf("set %s: %w", b.Set, err)
+			}
+			bw.Write(line)
+			bw.WriteByte('\n')
+			points += b.N
+		}
+		return bw.Flush()
+	}
+	if path == "-" {
+		if err := write(stdout); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "wrote %d sets, %d points to stdout\n", len(batches), points)
+		return nil
+	}
+	if err := writeFileAtomic(path, write); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %d sets, %d points to %s\n", len(batches), points, path)
+	return nil
+}
+
+// writeFileAtomic calls write on a temporary file next to path, then renames it to path; on
+// any error the temporary file is removed and path is untouched.
+func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err = write(f); err != nil {
+		return err
+	}
+	if err = f.Chmod(0o644); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }

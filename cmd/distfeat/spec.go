@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 
@@ -12,12 +11,11 @@ import (
 )
 
 func runSpec(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("spec", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	specPath := fs.String("spec", envOr("SPEC", ""), "feature spec JSON file (DISTFEAT_SPEC); empty: the built-in default")
+	fs := newFlagSet("spec", "", "", stderr)
+	specPath := fs.String("spec", envOr("SPEC", ""), "feature spec JSON `file` (DISTFEAT_SPEC); empty: the built-in default")
 	fields := fs.Bool("fields", false, "print the spec field reference (Markdown) and exit")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	if *fields {
 		_, err := io.WriteString(stdout, embedding.FieldReference())

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -17,10 +16,9 @@ import (
 )
 
 func runTail(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("tail", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	brokers := fs.String("brokers", envOr("BROKERS", "127.0.0.1:9092"), "comma-separated brokers (DISTFEAT_BROKERS)")
-	topic := fs.String("topic", envOr("OUTPUT_TOPIC", "features"), "feature topic (DISTFEAT_OUTPUT_TOPIC)")
+	fs := newFlagSet("tail", "", "", stderr)
+	brokers := fs.String("brokers", envOr("BROKERS", "127.0.0.1:9092"), "bootstrap brokers, comma-separated (DISTFEAT_BROKERS; `host:port,...`)")
+	topic := fs.String("topic", envOr("OUTPUT_TOPIC", "features"), "feature `topic` (DISTFEAT_OUTPUT_TOPIC)")
 	fromBeginning := fs.Bool("from-beginning", false, "start at the oldest record instead of new ones")
 	max := fs.Int("max", 0, "stop after N records (0: run until interrupted)")
 	idle := fs.Duration("idle-exit", 0, "stop after this long without records (0: never)")

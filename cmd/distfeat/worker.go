@@ -3,18 +3,19 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/distfeat/distfeat/config"
 	"github.com/distfeat/distfeat/consumer"
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/buildinfo"
@@ -24,18 +25,12 @@ import (
 )
 
 func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: distfeat worker [flags]\n\nEvery flag mirrors a DISTFEAT_ variable; flags win over the environment.")
-		fs.PrintDefaults()
+	fs := newFlagSet("worker", "", "Every flag mirrors a DISTFEAT_ variable (--window-size for DISTFEAT_WINDOW_SIZE);\nflags win over the environment. Unknown DISTFEAT_ variables are start-up errors.", stderr)
+	flags := config.AddFlags(fs, config.Variables())
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
-	apply := configFlags(fs, &workerConfig{})
-	if err := fs.Parse(args); err != nil {
-		return errUsage
-	}
-	apply()
-	cfg, err := loadWorkerConfig()
+	cfg, err := config.FromLookup(config.Overlay(flags, os.LookupEnv))
 	if err != nil {
 		return err
 	}
@@ -45,7 +40,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // serveWorker runs one worker with its metrics/health server until ctx ends. started, if
 // non-nil, receives the metrics listener's address once it is bound.
-func serveWorker(ctx context.Context, cfg *workerConfig, log *slog.Logger, started func(metricsAddr string)) error {
+func serveWorker(ctx context.Context, cfg *config.Config, log *slog.Logger, started func(metricsAddr string)) error {
 	spec, err := embedding.LoadSpec(cfg.Spec)
 	if err != nil {
 		return fmt.Errorf("DISTFEAT_SPEC: %w", err)
@@ -54,11 +49,11 @@ func serveWorker(ctx context.Context, cfg *workerConfig, log *slog.Logger, start
 	if err != nil {
 		return fmt.Errorf("DISTFEAT_SPEC: %w", err)
 	}
-	wcfg, err := cfg.windowConfig()
+	wcfg, err := cfg.WindowConfig()
 	if err != nil {
 		return err
 	}
-	dialer, transport, err := cfg.kafkaClients()
+	dialer, transport, err := cfg.KafkaClients()
 	if err != nil {
 		return err
 	}
@@ -105,7 +100,7 @@ func serveWorker(ctx context.Context, cfg *workerConfig, log *slog.Logger, start
 	if started != nil {
 		started(ln.Addr().String())
 	}
-	log.Info("distfeat worker starting", append([]any{"version", buildinfo.String(), "spec_id", spec.ID(), "metrics", ln.Addr().String()}, cfg.redacted()...)...)
+	log.Info("distfeat worker starting", append([]any{"version", buildinfo.String(), "spec_id", spec.ID(), "metrics", ln.Addr().String()}, cfg.Redacted()...)...)
 	err = w.Run(ctx)
 	log.Info("distfeat worker stopped")
 	return err
@@ -113,7 +108,7 @@ func serveWorker(ctx context.Context, cfg *workerConfig, log *slog.Logger, start
 
 // newLogger builds the process logger.
 func newLogger(w io.Writer, level, format string) *slog.Logger {
-	l, err := parseLogLevel(level)
+	l, err := config.ParseLogLevel(level)
 	if err != nil {
 		l = slog.LevelInfo
 	}
@@ -124,7 +119,10 @@ func newLogger(w io.Writer, level, format string) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-func runVersion(_ context.Context, _ []string, stdout, _ io.Writer) error {
+func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	if err := parseArgs(newFlagSet("version", "", "", stderr), args); err != nil {
+		return err
+	}
 	fmt.Fprintln(stdout, "distfeat", buildinfo.String())
 	return nil
 }

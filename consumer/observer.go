@@ -1,0 +1,61 @@
+package consumer
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/distfeat/distfeat/internal/metrics"
+	"github.com/distfeat/distfeat/processor"
+	"github.com/distfeat/distfeat/window"
+)
+
+// observer is the Prometheus (and log) implementation of processor.Observer for one
+// partition.
+type observer struct {
+	m         *metrics.Metrics
+	log       *slog.Logger
+	partition int
+	finalize  map[string]prometheus.Observer // finalize_seconds{family}, resolved once
+}
+
+var _ processor.Observer = (*observer)(nil)
+
+// OnRecord counts records_total{result}.
+func (o *observer) OnRecord(result string) { o.m.Records.WithLabelValues(result).Inc() }
+
+// OnPoints counts points_total.
+func (o *observer) OnPoints(n int) { o.m.Points.Add(float64(n)) }
+
+// OnClipped counts points_clipped_total.
+func (o *observer) OnClipped(n int) { o.m.PointsClipped.Add(float64(n)) }
+
+// OnDeadLetter counts records_invalid_total{reason} and dead_letters_total, and logs at debug.
+func (o *observer) OnDeadLetter(offset int64, reason, detail string) {
+	o.m.RecordsInvalid.WithLabelValues(reason).Inc()
+	o.m.DeadLetters.Inc()
+	o.log.Debug("dead letter", "partition", o.partition, "offset", offset, "reason", reason, "detail", detail)
+}
+
+// OnEndWithoutWindow counts end_without_window_total.
+func (o *observer) OnEndWithoutWindow() { o.m.EndWithoutWindow.Inc() }
+
+// OnWindowEmitted counts windows_emitted_total{reason} and observes window_points.
+func (o *observer) OnWindowEmitted(reason window.Reason, points int64) {
+	o.m.WindowsEmitted.WithLabelValues(string(reason)).Inc()
+	o.m.WindowPoints.Observe(float64(points))
+}
+
+// OnFinalize observes finalize_seconds{family}.
+func (o *observer) OnFinalize(family string, elapsed time.Duration) {
+	if h, ok := o.finalize[family]; ok {
+		h.Observe(elapsed.Seconds())
+	}
+}
+
+// OnEncodeError logs the dropped window and counts it in produce_errors_total.
+func (o *observer) OnEncodeError(set string, seq uint64, err error) {
+	o.log.Error("encode feature record", "partition", o.partition, "set", set, "seq", seq, "err", err)
+	o.m.ProduceErrors.Inc()
+}

@@ -1,0 +1,55 @@
+package processor
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/window"
+)
+
+// Finalize computes the feature records of closed windows, one per window in order, with
+// specID in each. hook (may be nil) observes each family's finalisation time. The sketches
+// are only read: the caller releases them afterwards. It is the one finalisation path of
+// the worker (all windows closed by one Process call at once) and of `distfeat embed`, so a
+// batched finalisation replaces the loop here for both.
+func Finalize(specID string, closed []window.Closed[*embedding.Sketch], hook embedding.FinalizeHook) []schema.FeatureRecord {
+	if len(closed) == 0 {
+		return nil
+	}
+	recs := make([]schema.FeatureRecord, len(closed))
+	for i, c := range closed {
+		recs[i] = schema.FeatureRecord{
+			Set: c.Set, WindowStart: c.Start, WindowEnd: c.End, Seq: c.Seq, N: c.N,
+			SpecID: specID, Vectors: c.Sketch.Finalize(hook),
+		}
+	}
+	return recs
+}
+
+// featureMessage encodes a finalised window as a feature record for the output topic. ok is
+// false when encoding failed (reported to the observer; the window is dropped).
+func (p *Processor) featureMessage(c window.Closed[*embedding.Sketch], rec schema.FeatureRecord) (Message, bool) {
+	value, err := p.out.Encode(rec)
+	if err != nil {
+		// Encoding a well-formed record cannot fail short of a bug, and stopping here
+		// would wedge the partition: the window is reported and dropped instead.
+		p.obs.OnEncodeError(c.Set, c.Seq, err)
+		return Message{}, false
+	}
+	p.obs.OnWindowEmitted(c.Reason, c.N)
+	return Message{
+		Kind:  Feature,
+		Key:   []byte(c.Set),
+		Value: value,
+		Time:  time.UnixMilli(c.End),
+		Headers: []Header{
+			{Key: schema.HeaderContentType, Value: []byte(schema.ContentTypeArrow)},
+			{Key: schema.HeaderSpecID, Value: []byte(p.specID)},
+			{Key: schema.HeaderWindowID, Value: []byte(strconv.FormatUint(c.Seq, 10))},
+		},
+		FirstOffset: c.FirstOffset,
+		EventEnd:    c.End,
+	}, true
+}

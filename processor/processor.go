@@ -1,0 +1,337 @@
+// Package processor is distfeat's per-partition record processing, without Kafka: it turns
+// one partition's input records, in offset order, into feature records and dead letters, and
+// says which offset may be committed with which replay checkpoint.
+//
+// For each record it decodes the value (schema), normalises the points (embedding), assigns
+// them to windows (window), finalises and encodes the windows that closed (embedding,
+// schema), maps every rejection to a dead-letter reason, builds every output header, and
+// suppresses output that a replay below the restored commit re-creates. The caller — the
+// Kafka consumer, or a test — only moves records in and out: it writes a partition's
+// messages in the order they are returned and commits a CommitPoint once every message
+// returned before it was taken is acknowledged.
+package processor
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/window"
+)
+
+// Config configures a Processor. Zero values take the defaults noted on each field.
+type Config struct {
+	// Window configures the windows (validated with window.Config.Validate).
+	Window window.Config
+	// MaxMessageBytes bounds an input record's value; larger records are dead-lettered as
+	// too_large before decoding. Default 1 MiB.
+	MaxMessageBytes int
+	// MaxPointsPerRecord bounds the points of one input record (too_large). Default 1<<20.
+	MaxPointsPerRecord int
+	// AllowKeyless accepts records without a key whose value names the set. By default
+	// they are dead-lettered as no_key: a keyless record lands on whatever partition the
+	// producer's partitioner picks, so a set sent without keys is split across partitions
+	// and each partition emits its own partial window with the same window-id. Set it only
+	// when every set's records reach one partition anyway (a one-partition topic, or a
+	// producer that partitions by set itself).
+	AllowKeyless bool
+}
+
+func (c *Config) setDefaults() {
+	if c.MaxMessageBytes <= 0 {
+		c.MaxMessageBytes = 1 << 20
+	}
+	if c.MaxPointsPerRecord <= 0 {
+		c.MaxPointsPerRecord = 1 << 20
+	}
+}
+
+// ErrOutOfOrder is returned by Process for a record whose offset is not above the last one
+// processed: a bug in the caller, never a property of the data.
+var ErrOutOfOrder = errors.New("processor: record offsets out of order")
+
+// sketches is the window manager the Processor drives.
+type sketches = window.Manager[*embedding.Sketch]
+
+// Processor processes one partition's records. Create one per assigned partition, Restore
+// it from the committed metadata, and drop it when the partition is revoked. It is not safe
+// for concurrent use.
+type Processor struct {
+	cfg       Config
+	emb       *embedding.Embedder
+	out       *schema.Output
+	obs       Observer
+	hook      embedding.FinalizeHook
+	specID    string
+	mgr       *sketches
+	decodeOpt schema.DecodeOptions
+
+	// replayUntil: records below it were processed, and everything they produced was
+	// acknowledged, before the last commit; their feature records and dead letters are
+	// suppressed.
+	replayUntil int64
+	next        int64 // next offset to process
+	seen        bool  // a record was processed
+
+	normBuf []float64      // normalised points of the current record, reused
+	insBuf  []window.Input // window inputs of the current record, reused
+	slots   []slot         // output of the current call, in order
+	closed  []window.Closed[*embedding.Sketch]
+}
+
+// slot is one output of the current call: a closed window (index into closed) waiting to
+// be finalised, or a ready message (closed = -1).
+type slot struct {
+	closed int
+	msg    Message
+}
+
+// New returns a Processor for a fresh partition (call Restore to resume from a commit).
+// obs may be nil (no measurements); clock supplies processing time for idle timeouts (nil:
+// the system clock).
+func New(cfg Config, emb *embedding.Embedder, out *schema.Output, obs Observer, clock window.Clock) (*Processor, error) {
+	cfg.setDefaults()
+	if emb == nil || out == nil {
+		return nil, errors.New("processor: embedder and output are required")
+	}
+	if obs == nil {
+		obs = NopObserver{}
+	}
+	mgr, err := window.NewManager(cfg.Window, emb.NewSketch, clock)
+	if err != nil {
+		return nil, fmt.Errorf("processor: %w", err)
+	}
+	return &Processor{
+		cfg: cfg, emb: emb, out: out, obs: obs, hook: obs.OnFinalize, specID: emb.Spec().ID(), mgr: mgr,
+		decodeOpt: schema.DecodeOptions{Dim: emb.Dim(), MaxPoints: cfg.MaxPointsPerRecord},
+	}, nil
+}
+
+// Restore resumes from a commit: metadata is the committed offset's metadata (Metadata)
+// and next the committed offset, where the caller's reading starts. Call it once, before
+// the first Process. Unreadable metadata or an unusable window checkpoint (another window
+// mode) is returned as an error, and the Processor then starts fresh from next, without
+// replay suppression: the caller logs it and continues.
+func (p *Processor) Restore(metadata string, next int64) error {
+	if p.seen {
+		return errors.New("processor: Restore after Process")
+	}
+	p.next = next
+	meta, err := ParseMetadata(metadata)
+	if err != nil {
+		_ = p.mgr.Restore("", 0)
+		return fmt.Errorf("processor: ignoring commit metadata: %w", err)
+	}
+	if err := p.mgr.Restore(meta.Window, meta.ReplayUntil); err != nil {
+		_ = p.mgr.Restore("", 0)
+		return fmt.Errorf("processor: ignoring the window checkpoint: %w", err)
+	}
+	p.replayUntil = meta.ReplayUntil
+	return nil
+}
+
+// Process processes records of this partition in offset order — one, or a fetched batch —
+// and returns their output in order; every window closed by them is finalised in one step.
+// Bad data never returns an error: it becomes a dead letter. The error (ErrOutOfOrder) is
+// for a caller bug only, and then nothing of recs is processed.
+func (p *Processor) Process(recs ...Record) (Result, error) {
+	last, seen := p.next-1, p.seen
+	for i := range recs {
+		if seen && recs[i].Offset <= last {
+			return Result{}, fmt.Errorf("%w: offset %d after %d", ErrOutOfOrder, recs[i].Offset, last)
+		}
+		last, seen = recs[i].Offset, true
+	}
+	for i := range recs {
+		p.process(&recs[i])
+	}
+	return p.finish(), nil
+}
+
+// ExpireIdle closes the windows idle for the configured IdleTimeout (processing time, by
+// the clock) and returns their feature records. Call it periodically (IdleTimeout/4 is the
+// consumer's period).
+func (p *Processor) ExpireIdle() Result {
+	p.addClosed(p.mgr.Expire(), false)
+	return p.finish()
+}
+
+// CommitPoint is an offset with the commit metadata that makes a replay from it exact.
+type CommitPoint struct {
+	Offset   int64
+	Metadata string
+}
+
+// CommitPoint returns the position to commit once all output returned so far is
+// acknowledged: the window manager's safe offset and the checkpoint of this moment, with
+// replayUntil = Next (everything closed by records below Next is then delivered).
+func (p *Processor) CommitPoint() CommitPoint {
+	return CommitPoint{
+		Offset:   p.mgr.SafeOffset(p.next),
+		Metadata: Metadata{ReplayUntil: p.next, Window: p.mgr.Checkpoint()}.String(),
+	}
+}
+
+// Next is the offset after the last record processed (or the restored offset).
+func (p *Processor) Next() int64 { return p.next }
+
+// Replaying reports whether the Processor is still below the restored replay position: the
+// last commit stays the right one until it has caught up.
+func (p *Processor) Replaying() bool { return p.next < p.replayUntil }
+
+// ReplayUntil is the restored replay position (0 on a fresh start).
+func (p *Processor) ReplayUntil() int64 { return p.replayUntil }
+
+// Open is the number of open windows.
+func (p *Processor) Open() int { return p.mgr.Open() }
+
+// SizeBytes is the memory held by open windows' sketches. It walks every window: call it
+// at metrics-scrape frequency, not per record.
+func (p *Processor) SizeBytes() int { return p.mgr.SizeBytes() }
+
+// process handles one input record.
+func (p *Processor) process(rec *Record) {
+	p.next, p.seen = rec.Offset+1, true
+	replaying := rec.Offset < p.replayUntil
+	if replaying {
+		p.obs.OnRecord(ResultReplayed)
+	}
+	if len(rec.Value) > p.cfg.MaxMessageBytes {
+		p.deadLetter(rec, &schema.InvalidError{Reason: schema.ReasonTooLarge,
+			Detail: fmt.Sprintf("value is %d bytes, limit %d (DISTFEAT_MAX_MESSAGE_BYTES)", len(rec.Value), p.cfg.MaxMessageBytes)}, replaying)
+		return
+	}
+	d, err := Decode(p.emb, rec.Key, rec.Value, rec.header(schema.HeaderContentType), rec.Time.UnixMilli(), p.decodeOpt, p.normBuf)
+	if err != nil {
+		p.deadLetter(rec, err, replaying)
+		return
+	}
+	if cap(d.Points) > cap(p.normBuf) {
+		p.normBuf = d.Points[:0]
+	}
+	if len(rec.Key) == 0 && len(d.Batches) > 0 && !p.cfg.AllowKeyless {
+		p.deadLetter(rec, &schema.InvalidError{Reason: schema.ReasonNoKey, Detail: fmt.Sprintf(
+			"no record key while the value names set %s: keyless records are spread over partitions and would split the set; key each record by its set ID", strconv.Quote(truncateUTF8(d.Batches[0].Set, 64)))}, replaying)
+		return
+	}
+	if rejected := p.addToWindows(rec.Offset, d, replaying); rejected != nil {
+		p.deadLetter(rec, rejected, replaying)
+		return
+	}
+	if !replaying {
+		p.obs.OnRecord(ResultOK)
+		if d.Clipped > 0 {
+			p.obs.OnClipped(d.Clipped)
+		}
+	}
+}
+
+// inputs builds the window inputs of one decoded record.
+func (p *Processor) inputs(offset int64, d Decoded) []window.Input {
+	ins := p.insBuf[:0]
+	at, index := 0, 0
+	for _, b := range d.Batches {
+		ins = append(ins, window.Input{
+			Offset: offset, Index: index, Set: b.Set,
+			Points: d.Points[at : at+len(b.Points)], Dim: p.emb.Dim(),
+			EventTime: b.EventTime, End: b.End,
+		})
+		at += len(b.Points)
+		index += b.N
+	}
+	p.insBuf = ins
+	return ins
+}
+
+// addToWindows adds a decoded record's batches to their windows and queues the windows they
+// close. It returns the rejection to dead-letter the record with, or nil.
+//
+// A record is dead-lettered at most once, with every rejected batch in the detail. A record
+// with several sets is all in or all out for lateness: if any batch is late, none is applied
+// (CheckLate). A batch can still be rejected after earlier ones were applied only when adding
+// one evicts (MaxOpen) the set of a later one.
+func (p *Processor) addToWindows(offset int64, d Decoded, replaying bool) *schema.InvalidError {
+	ins := p.inputs(offset, d)
+	if len(ins) > 1 {
+		if err := p.mgr.CheckLate(ins); err != nil {
+			return &schema.InvalidError{Reason: schema.ReasonLate, Detail: err.Error()}
+		}
+	}
+	var rejected *schema.InvalidError
+	reject := func(e *schema.InvalidError) {
+		if rejected == nil {
+			rejected = e
+		} else {
+			rejected.Detail += "; " + e.Detail
+		}
+	}
+	for i, in := range ins {
+		b := d.Batches[i]
+		closed, err := p.mgr.Add(in)
+		switch {
+		case errors.Is(err, window.ErrLate):
+			reject(&schema.InvalidError{Reason: schema.ReasonLate,
+				Detail: fmt.Sprintf("batch %d (set %q, t=%d): %v", i, b.Set, b.EventTime, err)})
+			continue
+		case errors.Is(err, window.ErrEndWithoutWindow):
+			if !replaying {
+				p.obs.OnEndWithoutWindow()
+			}
+		case err != nil:
+			reject(&schema.InvalidError{Reason: schema.ReasonDecode, Detail: err.Error()})
+			continue
+		}
+		if !replaying {
+			p.obs.OnPoints(b.N)
+		}
+		p.addClosed(closed, replaying)
+	}
+	return rejected
+}
+
+// addClosed queues closed windows for finalisation, or releases them when a record below
+// the replay position closed them (emitted and acknowledged before the commit).
+func (p *Processor) addClosed(closed []window.Closed[*embedding.Sketch], replaying bool) {
+	for _, c := range closed {
+		if replaying {
+			p.mgr.Release(c.Sketch)
+			continue
+		}
+		p.slots = append(p.slots, slot{closed: len(p.closed)})
+		p.closed = append(p.closed, c)
+	}
+}
+
+// finish finalises every window queued by the current call in one step and returns the
+// call's output in order.
+func (p *Processor) finish() Result {
+	if len(p.slots) == 0 {
+		return Result{}
+	}
+	recs := p.finalizeClosed(p.closed)
+	msgs := make([]Message, 0, len(p.slots))
+	for _, s := range p.slots {
+		if s.closed < 0 {
+			msgs = append(msgs, s.msg)
+			continue
+		}
+		c := p.closed[s.closed]
+		m, ok := p.featureMessage(c, recs[s.closed])
+		p.mgr.Release(c.Sketch)
+		if ok {
+			msgs = append(msgs, m)
+		}
+	}
+	clear(p.slots)
+	clear(p.closed)
+	p.slots, p.closed = p.slots[:0], p.closed[:0]
+	return Result{Messages: msgs}
+}
+
+// finalizeClosed is where every window the worker emits is finalised: all windows closed by
+// one Process or ExpireIdle call together.
+func (p *Processor) finalizeClosed(closed []window.Closed[*embedding.Sketch]) []schema.FeatureRecord {
+	return Finalize(p.specID, closed, p.hook)
+}
