@@ -48,7 +48,18 @@ func (c *calibration) hdd(i int) (FamilyResult, familyTruth, error) {
 	}
 	joint := f.Mode == "joint"
 	capG := gridCap(d, joint)
-	if hMin := cellsPerBandwidth / float64(capG); h < hMin {
+	hMin := cellsPerBandwidth / float64(capG)
+	var fr FamilyResult
+	if sd > 0 {
+		hS := h
+		var lcv string
+		h, fr.Grid, fr.Spread, lcv = lcvBandwidth(c.smp.full, d, joint, hS, hMin, c.spec.Seed)
+		if lcv != "" {
+			hRule = fmt.Sprintf("%s; Silverman's rule (normal reference: h_S = σ·(4/((d+2)n))^(1/(d+4)) = %.4g with d = %d, the median set size n = %.0f, σ = %.4g the median robust spread min(sd, IQR/1.349) of a set, normalised units) anchors the grid", lcv, hS, dEff, n, sd)
+			fr.Marks = []Mark{{"Silverman", hS}, {"kde_bandwidth", h}}
+		}
+	}
+	if h < hMin {
 		h = hMin
 		hRule += fmt.Sprintf("; raised to %d cells of the largest grid allowed here (%d)", cellsPerBandwidth, capG)
 	}
@@ -71,7 +82,9 @@ func (c *calibration) hdd(i int) (FamilyResult, familyTruth, error) {
 	if err != nil {
 		return FamilyResult{}, familyTruth{}, err
 	}
-	return c.outerStage(i, coefs, "ρ (from ‖A−A′‖)", fmt.Sprintf("exp(−‖A−A′‖²/2σ²) of the coefficient vectors (‖A−A′‖² ≈ ρ² %s)", f.Divergence))
+	out, ft, err := c.outerStage(i, coefs, "ρ (from ‖A−A′‖)", fmt.Sprintf("exp(−‖A−A′‖²/2σ²) of the coefficient vectors (‖A−A′‖² ≈ ρ² %s)", f.Divergence))
+	out.Grid, out.Spread, out.Marks = fr.Grid, fr.Spread, append(fr.Marks, out.Marks...) // sigma last
+	return out, ft, err
 }
 
 // outerStage sets sigma and features of family i from the vectors vs (A or a): σ the median

@@ -56,7 +56,7 @@ func (r *Result) WriteReport(w io.Writer) error {
 		if err := add(f.Name+": kernel heat map", p, err); err != nil {
 			return err
 		}
-		if len(f.Grid) > 0 {
+		if len(f.Grid) > 0 && len(f.Marks) >= 2 {
 			p, err := spreadPlot(f)
 			if err := add(f.Name+": bandwidth criterion", p, err); err != nil {
 				return err
@@ -168,14 +168,19 @@ func heatPlot(title string, z []float64) (*plot.Plot, error) {
 	return p, nil
 }
 
-// spreadPlot shows the mmd bandwidth criterion over the refinement grid.
+// spreadPlot shows a bandwidth criterion over its candidate grid: the variance of the
+// set-to-set kernel values (mmd) or the leave-one-out log-likelihood of the KDE (hdd).
 func spreadPlot(f FamilyResult) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = f.Name + ": variance of set-to-set kernel values"
-	p.X.Label.Text = "bandwidth (log scale)"
 	p.Y.Label.Text = "variance"
+	if f.Kind == "hdd" {
+		p.Title.Text = f.Name + ": leave-one-out log-likelihood of the KDE"
+		p.Y.Label.Text = "LCV (sum over sets)"
+	}
+	p.X.Label.Text = "bandwidth (log scale)"
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.X.Tick.Marker = plot.DefaultTicks{} // log ticks label only powers of ten, often none here
 	xy := make(plotter.XYs, len(f.Grid))
 	for k := range f.Grid {
 		xy[k] = plotter.XY{X: f.Grid[k], Y: f.Spread[k]}
@@ -186,7 +191,7 @@ func spreadPlot(f FamilyResult) (*plot.Plot, error) {
 	}
 	p.Add(l, s)
 	for k, m := range f.Marks[:2] {
-		v, err := plotter.NewLine(plotter.XYs{{X: m.Value, Y: 0}, {X: m.Value, Y: maxOf(f.Spread)}})
+		v, err := plotter.NewLine(plotter.XYs{{X: m.Value, Y: minOf(f.Spread)}, {X: m.Value, Y: maxOf(f.Spread)}})
 		if err != nil {
 			return nil, err
 		}
