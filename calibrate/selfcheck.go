@@ -1,0 +1,144 @@
+package calibrate
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/distfeat/distfeat/embedding"
+)
+
+// selfCheck embeds the sample with the proposed spec and compares, per family, the
+// approximate Gram matrix (inner products of the features) with the exact kernel of the
+// same sample over every pair i < j of sampled sets.
+func (c *calibration) selfCheck() error {
+	spec := *c.spec
+	spec.Families = slices.Clone(c.spec.Families)
+	for k := range spec.Families {
+		if spec.Families[k].Kind == "hdd" {
+			spec.Families[k].Coefficients = true // adds a column, changes no draw
+		}
+	}
+	emb, err := embedding.New(&spec)
+	if err != nil {
+		return fmt.Errorf("calibrate: proposed spec: %w", err)
+	}
+	full, err := c.embedAll(emb, false)
+	if err != nil {
+		return err
+	}
+	var sub [][][]float32
+	if slices.ContainsFunc(c.truths, func(t familyTruth) bool { return t.onSub }) {
+		if sub, err = c.embedAll(emb, true); err != nil {
+			return err
+		}
+	}
+	for _, t := range c.truths {
+		ck := Check{Family: t.name, Kernel: t.kernel, Exact: t.exact}
+		if !t.exact {
+			vecs := full
+			if t.onSub {
+				vecs = sub
+			}
+			col := columnIndex(emb, t.name)
+			for a := range vecs {
+				for b := a + 1; b < len(vecs); b++ {
+					ck.Approx = append(ck.Approx, dot32(vecs[a][col], vecs[b][col]))
+				}
+			}
+			ck.Truth = t.pairs
+			ck.Pairs = len(ck.Approx)
+			ck.R2 = rSquared(ck.Approx, ck.Truth)
+			for k := range ck.Approx {
+				ck.MaxErr = math.Max(ck.MaxErr, math.Abs(ck.Approx[k]-ck.Truth[k]))
+			}
+		}
+		c.res.Checks = append(c.res.Checks, ck)
+	}
+	return nil
+}
+
+// embedAll embeds every sampled set (or its sub-sample) in parallel; the output order is
+// the sample's order and each set's vectors do not depend on scheduling.
+func (c *calibration) embedAll(emb *embedding.Embedder, sub bool) ([][][]float32, error) {
+	S := len(c.smp.raw)
+	out := make([][][]float32, S)
+	errs := make([]error, S)
+	var next, done atomic.Int64
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := 0; w < c.opts.Workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= S || c.ctx.Err() != nil {
+					return
+				}
+				x := c.smp.raw[k]
+				if sub {
+					x = c.smp.subRaw(k)
+				}
+				u := make([]float64, len(x))
+				if _, err := emb.Normalize(u, x); err != nil {
+					errs[k] = fmt.Errorf("calibrate: set %q: %w", c.smp.ids[k], err)
+					continue
+				}
+				out[k] = emb.Embed(u)
+				mu.Lock()
+				c.opts.progress("embedding the sample", int(done.Add(1)), S)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := c.ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func columnIndex(emb *embedding.Embedder, name string) int {
+	return slices.IndexFunc(emb.Columns(), func(col embedding.Column) bool { return col.Name == name })
+}
+
+func dot32(a, b []float32) float64 {
+	var s float64
+	for i := range a {
+		s += float64(a[i]) * float64(b[i])
+	}
+	return s
+}
+
+// rSquared is the squared Pearson correlation of x and y (0 when either is constant).
+func rSquared(x, y []float64) float64 {
+	n := float64(len(x))
+	if n < 2 || len(y) != len(x) {
+		return 0
+	}
+	var mx, my float64
+	for i := range x {
+		mx += x[i]
+		my += y[i]
+	}
+	mx /= n
+	my /= n
+	var sxy, sxx, syy float64
+	for i := range x {
+		sxy += (x[i] - mx) * (y[i] - my)
+		sxx += (x[i] - mx) * (x[i] - mx)
+		syy += (y[i] - my) * (y[i] - my)
+	}
+	if sxx == 0 || syy == 0 {
+		return 0
+	}
+	return sxy * sxy / (sxx * syy)
+}

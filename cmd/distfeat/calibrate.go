@@ -1,0 +1,321 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/distfeat/distfeat/calibrate"
+	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/schema"
+)
+
+// calibrateFlags are the calibrate command's settings.
+type calibrateFlags struct {
+	in, topic, families, specPath, out, report string
+	brokers                                    string
+	maxSets, dim                               int
+	topicTimeout                               time.Duration
+	opts                                       calibrate.Options
+}
+
+func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("calibrate", "", "Reads a sample of sets (JSON lines as embed takes them, or the first sets of a points topic),\nproposes dim, bounds, bandwidths, hdd grid/basis, sigmas and feature counts with the rule\nfor each, checks the proposal against exact kernels on the sample (R² per family), and\nwrites the spec (and optionally an HTML report). Same input and flags, same spec bytes.", stderr)
+	var f calibrateFlags
+	fs.StringVar(&f.in, "in", "", "input JSON lines, one set per line as embed takes them (`file`, - for stdin)")
+	fs.StringVar(&f.topic, "from-topic", "", "read the first --max-sets sets of this points `topic` instead of --in")
+	fs.StringVar(&f.brokers, "brokers", envOr("BROKERS", "127.0.0.1:9092"), "bootstrap brokers for --from-topic (DISTFEAT_BROKERS; `host:port,...`)")
+	fs.DurationVar(&f.topicTimeout, "topic-timeout", time.Minute, "--from-topic: give up reading after this `duration`")
+	fs.IntVar(&f.maxSets, "max-sets", 1000, "read at most this many `sets`")
+	fs.IntVar(&f.dim, "dim", 0, "point `dimension` (0: from --spec, else from the first JSON record)")
+	fs.StringVar(&f.families, "families", "", "families to calibrate, comma-separated (`names`; default: all of --spec, or mmd,hdd_js,l2)")
+	fs.StringVar(&f.specPath, "spec", "", "base spec whose families are tuned; its other fields are kept (`file`)")
+	fs.StringVar(&f.out, "out", "", "write the proposed spec to this `file` (required; - for stdout)")
+	fs.StringVar(&f.report, "report", "", "also write a self-contained HTML report to this `file`")
+	fs.IntVar(&f.opts.MaxSets, "sample-sets", calibrate.DefaultMaxSets, "`sets` in the Gram matrices (sub-sampled with the spec's seed)")
+	fs.IntVar(&f.opts.MaxPoints, "sample-points", calibrate.DefaultMaxPoints, "`points` per set in the exact mean-map kernels")
+	fs.Float64Var(&f.opts.Error, "error", calibrate.DefaultError, "target RMS error of one approximate kernel value (`ε`, e.g. 0.03)")
+	fs.Float64Var(&f.opts.TargetR2, "r2", calibrate.DefaultTargetR2, "R² of the approximate Gram matrix the feature counts aim for (`0..1`)")
+	dialer, transport, err := parseClientFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if f.out == "" {
+		return usageError("--out is required")
+	}
+	if (f.in == "") == (f.topic == "") {
+		return usageError("give exactly one of --in FILE or --from-topic TOPIC")
+	}
+	var base *embedding.Spec
+	if f.specPath != "" {
+		if base, err = embedding.LoadSpec(f.specPath); err != nil {
+			return err
+		}
+		if f.dim == 0 {
+			f.dim = base.Dim
+		}
+	}
+	if f.families != "" {
+		f.opts.Families = strings.Split(f.families, ",")
+	}
+	prog := newProgress(stderr, "calibrate")
+	defer prog.done()
+	var sets []calibrate.Set
+	if f.in != "" {
+		sets, f.dim, err = readCalibrationLines(f.in, f.dim, f.maxSets)
+	} else {
+		cc := clusterConn{brokers: strings.Split(f.brokers, ","), dialer: dialer, transport: transport}
+		tctx, cancel := context.WithTimeout(ctx, f.topicTimeout)
+		sets, f.dim, err = readCalibrationTopic(tctx, cc, f.topic, f.dim, f.maxSets, stderr, prog)
+		cancel()
+	}
+	if err != nil {
+		return err
+	}
+	f.opts.Progress = func(stage string, done, total int) { prog.update("%s %d/%d", stage, done, total) }
+	res, err := calibrate.Calibrate(ctx, sets, f.dim, base, f.opts)
+	if err != nil {
+		return err
+	}
+	prog.done()
+	return writeCalibration(res, f, stdout)
+}
+
+// writeCalibration writes the spec (indented canonical JSON), the report, and the summary.
+func writeCalibration(res *calibrate.Result, f calibrateFlags, stdout io.Writer) error {
+	var spec bytes.Buffer
+	if err := json.Indent(&spec, res.Spec.CanonicalJSON(), "", "  "); err != nil {
+		return err
+	}
+	spec.WriteByte('\n')
+	if f.out == "-" {
+		if _, err := stdout.Write(spec.Bytes()); err != nil {
+			return err
+		}
+	} else if err := os.WriteFile(f.out, spec.Bytes(), 0o644); err != nil {
+		return err
+	}
+	if f.report != "" {
+		var html bytes.Buffer
+		if err := res.WriteReport(&html); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		if err := os.WriteFile(f.report, html.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	w := stdout
+	if f.out == "-" {
+		w = io.Discard // keep stdout a valid spec
+	}
+	return res.WriteSummary(w)
+}
+
+// readCalibrationLines reads up to maxSets JSON lines (one set per line, embed's format).
+// dim 0 takes the dimension of the first point.
+func readCalibrationLines(path string, dim, maxSets int) ([]calibrate.Set, int, error) {
+	r, closeIn, err := openInput(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer closeIn()
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<20), maxLineBytes)
+	var sets []calibrate.Set
+	for line := 1; sc.Scan() && len(sets) < maxSets; line++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		if dim == 0 {
+			if dim, err = firstPointDim(sc.Bytes()); err != nil {
+				return nil, 0, fmt.Errorf("line %d: %w", line, err)
+			}
+		}
+		bs, err := schema.DecodeRecord(nil, sc.Bytes(), schema.ContentTypeJSON, 0, schema.DecodeOptions{Dim: dim, MaxPoints: maxLineBytes})
+		if err != nil {
+			return nil, 0, fmt.Errorf("line %d: %w", line, err)
+		}
+		sets = append(sets, calibrate.Set{ID: bs[0].Set, Points: bs[0].Points})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, 0, err
+	}
+	if len(sets) == 0 {
+		return nil, 0, errors.New("no sets in the input")
+	}
+	return sets, dim, nil
+}
+
+// firstPointDim is the length of the first point of a JSON input record.
+func firstPointDim(value []byte) (int, error) {
+	var rec struct {
+		Points [][]json.RawMessage `json:"points"`
+	}
+	if err := json.Unmarshal(value, &rec); err != nil {
+		return 0, fmt.Errorf("cannot infer the dimension (give --dim or --spec): %w", err)
+	}
+	if len(rec.Points) == 0 || len(rec.Points[0]) == 0 {
+		return 0, errors.New("cannot infer the dimension from a record without points (give --dim or --spec)")
+	}
+	return len(rec.Points[0]), nil
+}
+
+// topicSets accumulates the sets of a points topic in order of first appearance.
+type topicSets struct {
+	order []string
+	sets  map[string]*calibrate.Set
+	ended map[string]bool
+	nEnd  int
+}
+
+func (t *topicSets) add(b schema.Batch) {
+	s, ok := t.sets[b.Set]
+	if !ok {
+		s = &calibrate.Set{ID: b.Set}
+		t.sets[b.Set] = s
+		t.order = append(t.order, b.Set)
+	}
+	s.Points = append(s.Points, b.Points...)
+	if b.End && !t.ended[b.Set] {
+		t.ended[b.Set] = true
+		t.nEnd++
+	}
+}
+
+// result lists the ended sets first, then (if fewer than maxSets) the still open ones.
+func (t *topicSets) result(maxSets int) (out []calibrate.Set, open int) {
+	for _, pass := range []bool{true, false} {
+		for _, id := range t.order {
+			if t.ended[id] == pass && len(out) < maxSets && len(t.sets[id].Points) > 0 {
+				out = append(out, *t.sets[id])
+				if !pass {
+					open++
+				}
+			}
+		}
+	}
+	return out, open
+}
+
+// readCalibrationTopic reads the points topic partition by partition, from the oldest
+// record to the end offset at the start, until maxSets sets have ended. Invalid records are
+// counted and skipped (the worker would dead-letter them).
+func readCalibrationTopic(ctx context.Context, cc clusterConn, topic string, dim, maxSets int, stderr io.Writer, prog *progress) ([]calibrate.Set, int, error) {
+	parts, err := partitionsOf(ctx, cc, topic)
+	if err != nil {
+		return nil, 0, err
+	}
+	ends, err := partitionEnds(ctx, cc, topic, parts)
+	if err != nil {
+		return nil, 0, err
+	}
+	ts := &topicSets{sets: map[string]*calibrate.Set{}, ended: map[string]bool{}}
+	bad := 0
+	for _, p := range parts {
+		if ts.nEnd >= maxSets {
+			break
+		}
+		if err := readPartition(ctx, cc, topic, p, ends[p], func(m kafka.Message) bool {
+			ct := contentTypeOf(m)
+			if dim == 0 && ct != schema.ContentTypeArrow {
+				dim, _ = firstPointDim(m.Value)
+			}
+			if dim == 0 {
+				bad++
+				return true
+			}
+			bs, err := schema.DecodeRecord(m.Key, m.Value, ct, m.Time.UnixMilli(), schema.DecodeOptions{Dim: dim})
+			if err != nil {
+				bad++
+				return true
+			}
+			for _, b := range bs {
+				ts.add(b)
+			}
+			prog.update("read %d sets (%d ended) from %s", len(ts.order), ts.nEnd, topic)
+			return ts.nEnd < maxSets
+		}); err != nil {
+			return nil, 0, err
+		}
+	}
+	if dim == 0 {
+		return nil, 0, fmt.Errorf("topic %q: cannot infer the dimension from its records (Arrow, or none with points): give --dim or --spec", topic)
+	}
+	sets, open := ts.result(maxSets)
+	if bad > 0 || open > 0 {
+		fmt.Fprintf(stderr, "calibrate: %s: %d invalid records skipped; %d sets without end: true used as they are\n", topic, bad, open)
+	}
+	if len(sets) == 0 {
+		return nil, 0, fmt.Errorf("no sets read from topic %q", topic)
+	}
+	return sets, dim, nil
+}
+
+// offsetRange is a partition's first offset and end offset (the next one to be written).
+type offsetRange struct{ first, end int64 }
+
+// partitionEnds returns each partition's offset range.
+func partitionEnds(ctx context.Context, cc clusterConn, topic string, parts []int) (map[int]offsetRange, error) {
+	client := &kafka.Client{Addr: kafka.TCP(cc.brokers...), Timeout: 10 * time.Second}
+	if cc.transport != nil {
+		client.Transport = cc.transport
+	}
+	req := &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{}}
+	for _, p := range parts {
+		req.Topics[topic] = append(req.Topics[topic], kafka.FirstOffsetOf(p), kafka.LastOffsetOf(p))
+	}
+	res, err := client.ListOffsets(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("offsets of %q: %w", topic, err)
+	}
+	ranges := map[int]offsetRange{}
+	for _, po := range res.Topics[topic] {
+		if po.Error != nil {
+			return nil, fmt.Errorf("offsets of %s/%d: %w", topic, po.Partition, po.Error)
+		}
+		ranges[po.Partition] = offsetRange{first: po.FirstOffset, end: po.LastOffset}
+	}
+	return ranges, nil
+}
+
+// readPartition calls fn for each record of one partition below end, until fn returns false.
+func readPartition(ctx context.Context, cc clusterConn, topic string, p int, r offsetRange, fn func(kafka.Message) bool) error {
+	if r.first >= r.end {
+		return nil // empty (or everything deleted by retention)
+	}
+	end := r.end
+	rd := kafka.NewReader(kafka.ReaderConfig{Brokers: cc.brokers, Topic: topic, Partition: p, Dialer: cc.dialer,
+		MinBytes: 1, MaxBytes: 64 << 20, MaxWait: 100 * time.Millisecond})
+	defer rd.Close()
+	if err := rd.SetOffset(kafka.FirstOffset); err != nil {
+		return err
+	}
+	for {
+		m, err := rd.ReadMessage(ctx)
+		if err != nil {
+			return fmt.Errorf("reading %s/%d: %w", topic, p, err)
+		}
+		if !fn(m) || m.Offset+1 >= end {
+			return nil
+		}
+	}
+}
+
+// contentTypeOf is a record's content-type header ("" when absent: JSON).
+func contentTypeOf(m kafka.Message) string {
+	for _, h := range m.Headers {
+		if h.Key == "content-type" {
+			return string(h.Value)
+		}
+	}
+	return ""
+}
