@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -27,20 +26,19 @@ const maxLineBytes = 256 << 20
 var errNoPoints = errors.New("no points")
 
 func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("embed", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	specPath := fs.String("spec", envOr("SPEC", ""), "feature spec JSON file (DISTFEAT_SPEC); empty: the built-in default")
-	in := fs.String("in", "-", "input JSON lines, one set per line (- for stdin)")
-	out := fs.String("out", "-", "output file (- for stdout); written to a temporary file and renamed on success")
-	format := fs.String("format", "jsonl", "output format: jsonl or arrow (one Arrow IPC stream)")
+	fs := newFlagSet("embed", "", "", stderr)
+	specPath := fs.String("spec", envOr("SPEC", ""), "feature spec JSON `file` (DISTFEAT_SPEC); empty: the built-in default")
+	in := fs.String("in", "-", "input JSON lines `file`, one set per line (- for stdin)")
+	out := fs.String("out", "-", "output `file` (- for stdout); written to a temporary file and renamed on success")
+	format := fs.String("format", "jsonl", "output format `jsonl|arrow` (arrow: one Arrow IPC stream)")
 	skip := fs.Bool("skip-invalid", false, "report invalid lines on stderr and continue")
-	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "parallel finalisation workers (output order is input order)")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "distfeat embed: unexpected argument %q: the input is --in FILE (or stdin)\n", fs.Arg(0))
-		return errUsage
+	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "parallel finalisation `workers` (output order is input order)")
+	if err := parseArgs(fs, args); err != nil {
+		var positional usageError
+		if errors.As(err, &positional) {
+			return usageError(fmt.Sprintf("unexpected argument %q: the input is --in FILE (or stdin)", fs.Arg(0)))
+		}
+		return err
 	}
 	if *format != "jsonl" && *format != "arrow" {
 		return fmt.Errorf("--format %q: want jsonl or arrow", *format)

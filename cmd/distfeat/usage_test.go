@@ -8,9 +8,7 @@ import (
 )
 
 // helpExempt lists commands whose flag parsing is not built on newFlagSet yet, with why.
-var helpExempt = map[string]string{
-	"embed": "embed.go is being reworked by another change (issue 9 embed items); it adopts newFlagSet/parseArgs there",
-}
+var helpExempt = map[string]string{}
 
 var (
 	reUsageLine = regexp.MustCompile(`^usage: distfeat ([a-z]+) \[flags\]( .+)?$`)
