@@ -347,24 +347,7 @@ func (s *l2Sketch) coefficients(a []float64, fn float64) {
 // finalizeBatch is finalize for many windows; with the RFF stage, the non-empty windows'
 // coefficients go through one batched RFF pass.
 func (l *l2Family) finalizeBatch(ns []int64, parts []familySketch, outs [][][]float32) {
-	if l.rff == nil {
-		for k, p := range parts {
-			p.finalize(ns[k], outs[k])
-		}
-		return
-	}
-	b := l.rff.getBatch(len(parts))
-	defer l.rff.putBatch(b)
-	feats := make([][]float32, 0, len(parts))
-	for k, p := range parts {
-		if ns[k] == 0 {
-			clear(outs[k][0])
-			continue
-		}
-		w := len(feats)
-		p.(*l2Sketch).coefficients(b.a[w*l.basis:(w+1)*l.basis], float64(ns[k]))
-		feats = append(feats, outs[k][0])
-	}
-	b.a = b.a[:len(feats)*l.basis]
-	l.rff.applyBatch(b, feats)
+	finalizeStageBatch(l.rff, ns, parts, outs, func(p familySketch, a []float64, fn float64) {
+		p.(*l2Sketch).coefficients(a, fn)
+	})
 }

@@ -141,24 +141,7 @@ func (s *mmdSketch) meanEmbedding(zbar []float64, fn float64) {
 // finalizeBatch is finalize for many windows; with the rbf stage, the non-empty windows'
 // z̄ go through one batched RFF pass.
 func (m *mmdFamily) finalizeBatch(ns []int64, parts []familySketch, outs [][][]float32) {
-	if m.rbf == nil {
-		for k, p := range parts {
-			p.finalize(ns[k], outs[k])
-		}
-		return
-	}
-	b := m.rbf.getBatch(len(parts))
-	defer m.rbf.putBatch(b)
-	feats := make([][]float32, 0, len(parts))
-	for k, p := range parts {
-		if ns[k] == 0 {
-			clear(outs[k][0])
-			continue
-		}
-		w := len(feats)
-		p.(*mmdSketch).meanEmbedding(b.a[w*m.features:(w+1)*m.features], float64(ns[k]))
-		feats = append(feats, outs[k][0])
-	}
-	b.a = b.a[:len(feats)*m.features]
-	m.rbf.applyBatch(b, feats)
+	finalizeStageBatch(m.rbf, ns, parts, outs, func(p familySketch, zbar []float64, fn float64) {
+		p.(*mmdSketch).meanEmbedding(zbar, fn)
+	})
 }

@@ -377,3 +377,30 @@ func cosPiFlat(x float64) float64 {
 	_, c := sincosFlat(float64(math.Pi * x))
 	return c
 }
+
+// finalizeStageBatch finalises many windows of a family whose output is an optional RFF stage
+// (nil: none) on top of a float64 input vector that input writes for a window of fn points:
+// the non-empty windows' inputs go through one batched RFF pass, empty windows are zeros.
+func finalizeStageBatch(stage *rff, ns []int64, parts []familySketch, outs [][][]float32,
+	input func(p familySketch, dst []float64, fn float64)) {
+	if stage == nil {
+		for k, p := range parts {
+			p.finalize(ns[k], outs[k])
+		}
+		return
+	}
+	b := stage.getBatch(len(parts))
+	defer stage.putBatch(b)
+	feats := make([][]float32, 0, len(parts))
+	for k, p := range parts {
+		if ns[k] == 0 {
+			clear(outs[k][0])
+			continue
+		}
+		w := len(feats)
+		input(p, b.a[w*stage.in:(w+1)*stage.in], float64(ns[k]))
+		feats = append(feats, outs[k][0])
+	}
+	b.a = b.a[:len(feats)*stage.in]
+	stage.applyBatch(b, feats)
+}
