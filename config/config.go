@@ -38,6 +38,7 @@ type Config struct {
 	MaxBufferBytes  int
 
 	ResetCheckpoints bool
+	AllowKeyless     bool
 
 	SessionTimeout time.Duration
 	CommitInterval time.Duration

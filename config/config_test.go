@@ -156,3 +156,31 @@ func TestSecretsNotLogged(t *testing.T) {
 		t.Errorf("password in log line: %s", sb.String())
 	}
 }
+
+// TestBooleanSwitches: the opt-in switches reach the configuration from the environment and
+// from their flags, and are off by default (keyless records are dead-lettered unless allowed).
+func TestBooleanSwitches(t *testing.T) {
+	cases := []struct {
+		name string
+		env  map[string]string
+		args []string
+		get  func(*config.Config) bool
+		want bool
+	}{
+		{"allow keyless default", nil, nil, func(c *config.Config) bool { return c.AllowKeyless }, false},
+		{"allow keyless env", map[string]string{"ALLOW_KEYLESS": "true"}, nil, func(c *config.Config) bool { return c.AllowKeyless }, true},
+		{"allow keyless flag", nil, []string{"--allow-keyless"}, func(c *config.Config) bool { return c.AllowKeyless }, true},
+		{"reset checkpoints env", map[string]string{"RESET_CHECKPOINTS": "true"}, nil, func(c *config.Config) bool { return c.ResetCheckpoints }, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := config.Load(env(tc.env), tc.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tc.get(cfg); got != tc.want {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

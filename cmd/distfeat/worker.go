@@ -66,7 +66,7 @@ func serveWorker(ctx context.Context, cfg *config.Config, log *slog.Logger, star
 		MaxMessageBytes: cfg.MaxMessageBytes, OutputBatchBytes: cfg.MaxOutputBytes, ShutdownTimeout: cfg.ShutdownTimeout,
 		SessionTimeout: cfg.SessionTimeout, HeartbeatInterval: cfg.SessionTimeout / 10,
 		RebalanceTimeout: cfg.SessionTimeout, CommitInterval: cfg.CommitInterval,
-		ResetCheckpoints: cfg.ResetCheckpoints, MaxBufferBytes: int64(cfg.MaxBufferBytes),
+		ResetCheckpoints: cfg.ResetCheckpoints, AllowKeyless: cfg.AllowKeyless, MaxBufferBytes: int64(cfg.MaxBufferBytes),
 		Dialer: dialer, Transport: transport,
 	}, emb, schema.NewOutput(spec, emb.Columns()), m, log, window.SystemClock{})
 	if err != nil {
