@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/distfeat/distfeat/internal/testbroker"
 	"github.com/distfeat/distfeat/processor"
@@ -190,39 +189,7 @@ func blockOutput(b *testbroker.Broker, topic string, blocked *atomic.Bool) *atom
 
 // failOutput is blockOutput answering with the given Kafka error code.
 func failOutput(b *testbroker.Broker, topic string, blocked *atomic.Bool, code kafka.Error) *atomic.Int64 {
-	var failed atomic.Int64
-	c := b.Cluster()
-	c.ControlKey(int16(kmsg.Produce), func(req kmsg.Request) (kmsg.Response, error, bool) {
-		if !blocked.Load() {
-			c.DropControl()
-			return nil, nil, false
-		}
-		pr := req.(*kmsg.ProduceRequest)
-		hit := false
-		for _, tp := range pr.Topics {
-			hit = hit || tp.Topic == topic
-		}
-		if !hit {
-			return nil, nil, false
-		}
-		c.KeepControl()
-		resp := pr.ResponseKind().(*kmsg.ProduceResponse)
-		for _, tp := range pr.Topics {
-			rt := kmsg.NewProduceResponseTopic()
-			rt.Topic, rt.TopicID = tp.Topic, tp.TopicID
-			for _, p := range tp.Partitions {
-				rp := kmsg.NewProduceResponseTopicPartition()
-				rp.Partition = p.Partition
-				rp.ErrorCode = int16(code)
-				rp.BaseOffset = -1
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			resp.Topics = append(resp.Topics, rt)
-		}
-		failed.Add(1)
-		return resp, nil, true
-	})
-	return &failed
+	return b.FailProduce(topic, blocked, int16(code))
 }
 
 // TestBrokerDownAtStartup: a worker started while nothing listens at the broker address is

@@ -12,43 +12,9 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/distfeat/distfeat/internal/testbroker"
 )
-
-// failProduce makes the embedded broker answer every produce request to topic with a
-// retriable NOT_ENOUGH_REPLICAS while blocked is true.
-func failProduce(b *testbroker.Broker, topic string, blocked *atomic.Bool) {
-	c := b.Cluster()
-	c.ControlKey(int16(kmsg.Produce), func(req kmsg.Request) (kmsg.Response, error, bool) {
-		if !blocked.Load() {
-			c.DropControl()
-			return nil, nil, false
-		}
-		pr := req.(*kmsg.ProduceRequest)
-		hit := false
-		for _, tp := range pr.Topics {
-			hit = hit || tp.Topic == topic
-		}
-		if !hit {
-			return nil, nil, false
-		}
-		c.KeepControl()
-		resp := pr.ResponseKind().(*kmsg.ProduceResponse)
-		for _, tp := range pr.Topics {
-			rt := kmsg.NewProduceResponseTopic()
-			rt.Topic = tp.Topic
-			for _, p := range tp.Partitions {
-				rp := kmsg.NewProduceResponseTopicPartition()
-				rp.Partition, rp.ErrorCode, rp.BaseOffset = p.Partition, int16(kafka.NotEnoughReplicas), -1
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			resp.Topics = append(resp.Topics, rt)
-		}
-		return resp, nil, true
-	})
-}
 
 // TestWorkerSIGTERMOutputBlocked: a worker process told to stop while its output topic
 // refuses writes gives up after DISTFEAT_SHUTDOWN_TIMEOUT, as before, but exits non-zero and
@@ -74,7 +40,7 @@ func TestWorkerSIGTERMOutputBlocked(t *testing.T) {
 
 	var blocked atomic.Bool
 	blocked.Store(true)
-	failProduce(b, env.Features, &blocked)
+	b.FailProduce(env.Features, &blocked, int16(kafka.NotEnoughReplicas))
 	produceBatches(t, env, uniformSets(32, "b", 6, 50))
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(w.log(), "output write failed, retrying") {
