@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"sort"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -33,7 +35,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	partitions := fs.Int("partitions", 8, "partitions per topic")
 	specPath := fs.String("spec", envOr("SPEC", ""), "feature spec JSON `file` (DISTFEAT_SPEC; empty: the built-in default)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this `file`")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the first run's pipeline phase (worker, broker and feature consumer; not the producer or the ceiling) to this `file`")
 	repeat := fs.Int("repeat", 3, "independent runs (fresh broker each); medians are reported")
 	if err := parseArgs(fs, args); err != nil {
 		return err
@@ -42,27 +44,17 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	prog := newProgress(stderr, "bench")
 	defer prog.done()
 
 	o := benchOptions{sets: *sets, points: *points, chunk: *chunk, format: *format, workers: *workers,
-		partitions: *partitions, specPath: *specPath, dim: spec.Dim}
+		partitions: *partitions, specPath: *specPath, dim: spec.Dim, cpuProfile: *cpuProfile}
 	var runs []benchResult
 	for i := 0; i < *repeat; i++ {
 		r, err := benchOnce(ctx, o, prog)
+		o.cpuProfile = "" // the first run only
 		if err != nil {
 			return err
 		}
@@ -72,8 +64,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stdout, "distfeat bench: %d sets, %d points, %d records (%s, chunk %d), spec %s, %d partitions, %d worker(s), %d run(s)\n",
 		*sets, runs[0].points, runs[0].records, *format, *chunk, spec.ID(), *partitions, *workers, len(runs))
 	for i, r := range runs {
-		fmt.Fprintf(stdout, "  run %d: ceiling %9.0f points/s (%s)   pipeline %9.0f points/s, %7.1f windows/s (%s)   %3.0f%%\n",
-			i+1, r.rawRate(), r.raw.Round(time.Millisecond), r.pipeRate(), r.windowRate(), r.pipe.Round(time.Millisecond), 100*r.pipeRate()/r.rawRate())
+		fmt.Fprintf(stdout, "  run %d: ceiling %9.0f points/s (%s)   pipeline %9.0f points/s, %7.1f windows/s (%s, %.2f of %d cores)   %3.0f%%\n",
+			i+1, r.rawRate(), r.raw.Round(time.Millisecond), r.pipeRate(), r.windowRate(), r.pipe.Round(time.Millisecond),
+			r.cores(), runtime.GOMAXPROCS(0), 100*r.pipeRate()/r.rawRate())
 	}
 	raw := median(runs, benchResult.rawRate)
 	pipe := median(runs, benchResult.pipeRate)
@@ -89,17 +82,32 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 type benchOptions struct {
 	sets, points, chunk, workers, partitions, dim int
 	format, specPath                              string
+	cpuProfile                                    string // profile the pipeline phase into this file ("" = none)
 }
 
 // benchResult is one run's measurements.
 type benchResult struct {
 	points, records, windows int
 	raw, pipe                time.Duration
+	pipeCPU                  time.Duration // process CPU time (user + system) during the pipeline run
 }
 
 func (r benchResult) rawRate() float64    { return float64(r.points) / r.raw.Seconds() }
 func (r benchResult) pipeRate() float64   { return float64(r.points) / r.pipe.Seconds() }
 func (r benchResult) windowRate() float64 { return float64(r.windows) / r.pipe.Seconds() }
+
+// cores is the average number of cores the whole process (worker, embedded broker and the
+// bench's own feature consumer) kept busy during the pipeline run.
+func (r benchResult) cores() float64 { return r.pipeCPU.Seconds() / r.pipe.Seconds() }
+
+// processCPU is the CPU time (user + system) this process has used so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
 
 // median of f over the runs.
 func median(runs []benchResult, f func(benchResult) float64) float64 {
@@ -139,11 +147,26 @@ func benchOnce(ctx context.Context, o benchOptions, prog *progress) (benchResult
 		return benchResult{}, fmt.Errorf("ceiling run: %w", err)
 	}
 	prog.update("pipeline: %d workers", o.workers)
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return benchResult{}, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return benchResult{}, err
+		}
+	}
+	cpu0 := processCPU()
 	pipeElapsed, windows, err := benchPipeline(ctx, brokers, o.specPath, o.workers, o.sets, prog)
+	if o.cpuProfile != "" {
+		pprof.StopCPUProfile()
+	}
 	if err != nil {
 		return benchResult{}, fmt.Errorf("pipeline run: %w", err)
 	}
-	return benchResult{points: total, records: records, windows: windows, raw: rawElapsed, pipe: pipeElapsed}, nil
+	return benchResult{points: total, records: records, windows: windows, raw: rawElapsed, pipe: pipeElapsed,
+		pipeCPU: processCPU() - cpu0}, nil
 }
 
 // rawCopy reads every record of src (all partitions) and writes it to dst with acks=all,

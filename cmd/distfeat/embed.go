@@ -123,12 +123,27 @@ func (s *jsonlSink) Write(r schema.FeatureRecord) error {
 
 func (s *jsonlSink) Close() error { return s.w.Flush() }
 
-// embedJob is one input line in flight.
+// embedBatchLines and embedBatchBytes bound one embedJob: consecutive input lines whose sets
+// are finalised together (processor.Finalize → embedding.FinalizeBatch), so each random
+// Fourier matrix is streamed once per batch instead of once per set — the same batching the
+// worker does for the windows one fetch closes. The bytes bound keeps a batch of huge sets
+// from holding much more memory than one set.
+const (
+	embedBatchLines = 16
+	embedBatchBytes = 8 << 20
+)
+
+// embedLine is one non-empty input line and, once its job is done, its record or error.
+type embedLine struct {
+	line int
+	data []byte
+	rec  schema.FeatureRecord
+	err  error
+}
+
+// embedJob is a batch of consecutive input lines in flight.
 type embedJob struct {
-	line   int
-	data   []byte
-	rec    schema.FeatureRecord
-	err    error
+	lines  []embedLine
 	doneCh chan struct{}
 }
 
@@ -141,7 +156,8 @@ type embedStats struct {
 
 // embedLines computes one feature record per input line with a pool of workers, writing
 // results in input order. onInvalid decides whether a bad line (or a set without points,
-// errNoPoints) stops the run.
+// errNoPoints) stops the run. Lines travel in batches (embedJob); a batch's sets are
+// finalised together, which gives the same bytes as one by one.
 func embedLines(ctx context.Context, emb *embedding.Embedder, r io.Reader, sink featureSink, workers int,
 	onInvalid func(line int, err error) error, onProgress func(sets int)) (st embedStats, err error) {
 	if workers < 1 {
@@ -158,7 +174,7 @@ func embedLines(ctx context.Context, emb *embedding.Embedder, r io.Reader, sink 
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				j.rec, j.err = embedOne(emb, specID, j.data)
+				embedBatch(emb, specID, j.lines)
 				close(j.doneCh)
 			}
 		}()
@@ -168,16 +184,20 @@ func embedLines(ctx context.Context, emb *embedding.Embedder, r io.Reader, sink 
 	defer wg.Wait()
 	for j := range ordered {
 		<-j.doneCh
-		if err == nil {
+		for k := range j.lines {
+			l := &j.lines[k]
+			if err != nil {
+				break
+			}
 			switch {
-			case errors.Is(j.err, errNoPoints):
+			case errors.Is(l.err, errNoPoints):
 				st.empty++
-				err = onInvalid(j.line, j.err)
-			case j.err != nil:
+				err = onInvalid(l.line, l.err)
+			case l.err != nil:
 				st.invalid++
-				err = onInvalid(j.line, j.err)
+				err = onInvalid(l.line, l.err)
 			default:
-				if err = sink.Write(j.rec); err == nil {
+				if err = sink.Write(l.rec); err == nil {
 					st.sets++
 					onProgress(st.sets)
 				}
@@ -186,6 +206,7 @@ func embedLines(ctx context.Context, emb *embedding.Embedder, r io.Reader, sink 
 				cancel() // stop reading; drain what is in flight
 			}
 		}
+		j.lines = nil // the records are written: let them go
 	}
 	select {
 	case rerr := <-readErr:
@@ -200,51 +221,92 @@ func embedLines(ctx context.Context, emb *embedding.Embedder, r io.Reader, sink 
 	return st, err
 }
 
-// readLines sends each non-empty input line to the workers (jobs) and, in input order, to
-// the writer (ordered); it closes both at the end and reports a read error on readErr.
+// readLines sends the non-empty input lines, in batches of consecutive lines, to the workers
+// (jobs) and, in input order, to the writer (ordered); it closes both at the end and reports
+// a read error on readErr.
 func readLines(ctx context.Context, r io.Reader, jobs, ordered chan<- *embedJob, readErr chan<- error) {
 	defer close(ordered)
 	defer close(jobs)
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), maxLineBytes)
 	line := 0
-	for sc.Scan() {
-		line++
-		if len(sc.Bytes()) == 0 {
-			continue
+	var cur *embedJob
+	curBytes := 0
+	send := func() bool {
+		if cur == nil {
+			return true
 		}
-		j := &embedJob{line: line, data: append([]byte(nil), sc.Bytes()...), doneCh: make(chan struct{})}
+		j := cur
+		cur, curBytes = nil, 0
 		for _, ch := range []chan<- *embedJob{jobs, ordered} {
 			select {
 			case ch <- j:
 			case <-ctx.Done():
 				readErr <- ctx.Err()
+				return false
+			}
+		}
+		return true
+	}
+	for sc.Scan() {
+		line++
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		if cur == nil {
+			cur = &embedJob{doneCh: make(chan struct{})}
+		}
+		cur.lines = append(cur.lines, embedLine{line: line, data: append([]byte(nil), sc.Bytes()...)})
+		curBytes += len(sc.Bytes())
+		if len(cur.lines) >= embedBatchLines || curBytes >= embedBatchBytes {
+			if !send() {
 				return
 			}
 		}
 	}
 	if err := sc.Err(); err != nil {
 		readErr <- fmt.Errorf("reading input after line %d: %w", line, err)
+		return
+	}
+	send()
+}
+
+// embedBatch turns the JSON lines of one job (one whole set each) into their feature records
+// with the worker's code path: processor.Decode (decode, normalise, dead-letter reasons), one
+// sketch per set, and processor.Finalize over all of the job's valid sets together, the
+// worker's finalisation. A bad line gets its error and does not affect the others.
+func embedBatch(emb *embedding.Embedder, specID string, lines []embedLine) {
+	closed := make([]window.Closed[*embedding.Sketch], 0, len(lines))
+	at := make([]int, 0, len(lines))
+	for k := range lines {
+		c, err := embedSketch(emb, lines[k].data)
+		lines[k].data = nil
+		if err != nil {
+			lines[k].err = err
+			continue
+		}
+		closed = append(closed, c)
+		at = append(at, k)
+	}
+	for i, rec := range processor.Finalize(specID, closed, nil) {
+		lines[at[i]].rec = rec
 	}
 }
 
-// embedOne turns one JSON line (one whole set) into its feature record with the worker's
-// code path: processor.Decode (decode, normalise, dead-letter reasons), one sketch, and
-// processor.Finalize, the worker's finalisation.
-func embedOne(emb *embedding.Embedder, specID string, line []byte) (schema.FeatureRecord, error) {
+// embedSketch decodes one JSON line and sketches its points as one closed window.
+func embedSketch(emb *embedding.Embedder, line []byte) (window.Closed[*embedding.Sketch], error) {
 	d, err := processor.Decode(emb, nil, line, schema.ContentTypeJSON, 0,
 		schema.DecodeOptions{Dim: emb.Dim(), MaxPoints: maxLineBytes}, nil)
 	if err != nil {
-		return schema.FeatureRecord{}, err
+		return window.Closed[*embedding.Sketch]{}, err
 	}
 	b := d.Batches[0]
 	if b.N == 0 {
-		return schema.FeatureRecord{}, fmt.Errorf("set %q: %w; the worker emits no window for it", b.Set, errNoPoints)
+		return window.Closed[*embedding.Sketch]{}, fmt.Errorf("set %q: %w; the worker emits no window for it", b.Set, errNoPoints)
 	}
 	sk := emb.NewSketch()
 	sk.Add(d.Points)
-	closed := window.Closed[*embedding.Sketch]{Set: b.Set, Start: b.EventTime, End: b.EventTime, N: sk.Count(), Sketch: sk}
-	return processor.Finalize(specID, []window.Closed[*embedding.Sketch]{closed}, nil)[0], nil
+	return window.Closed[*embedding.Sketch]{Set: b.Set, Start: b.EventTime, End: b.EventTime, N: sk.Count(), Sketch: sk}, nil
 }
 
 func openInput(path string) (io.Reader, func() error, error) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -184,4 +185,70 @@ func TestEmbedOutputFile(t *testing.T) {
 			t.Errorf("%s: %d records in the file and %d files in the directory, want 2 and 1", format, n, len(ents))
 		}
 	}
+}
+
+// TestEmbedBatches: embed finalises consecutive lines in batches (embedBatchLines); across
+// batch boundaries, with bad lines and empty sets in the middle of batches, every record
+// still comes out in input order, bit-identical to embedding each set alone, and the bytes
+// do not depend on the number of workers.
+func TestEmbedBatches(t *testing.T) {
+	specPath, emb := writeSpec(t)
+	var in strings.Builder
+	want := map[string][]float64{}
+	var order []string
+	n := 2*embedBatchLines + 5
+	for i := 0; i < n; i++ {
+		switch {
+		case i%7 == 3:
+			in.WriteString(`{"set":"bad","points":[[0.1]]}` + "\n") // wrong dimension
+			continue
+		case i%11 == 5:
+			in.WriteString(`{"set":"empty","points":[]}` + "\n")
+			continue
+		}
+		set := fmt.Sprintf("s%02d", i)
+		pts := make([]float64, 2*(1+i%5))
+		for j := range pts {
+			pts[j] = float64((i*31+j*17)%97) / 97
+		}
+		b, err := json.Marshal(map[string]any{"set": set, "points": pairs(pts)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Write(append(b, '\n'))
+		want[set] = pts
+		order = append(order, set)
+	}
+	var outputs []string
+	for _, workers := range []string{"1", "3"} {
+		code, stdout, stderr := runCLI(t, in.String(), "embed", "--spec", specPath, "--skip-invalid", "--workers", workers)
+		if code != 0 {
+			t.Fatalf("--workers %s: exit %d, stderr %q", workers, code, stderr)
+		}
+		var got []string
+		for _, l := range strings.Split(strings.TrimSpace(stdout), "\n") {
+			var fl schema.FeatureLine
+			if err := json.Unmarshal([]byte(l), &fl); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, fl.Set)
+			checkVectors(t, emb, fl.Set, want[fl.Set], func(col string) []float32 { return fl.Features[col] })
+		}
+		if strings.Join(got, ",") != strings.Join(order, ",") {
+			t.Errorf("--workers %s: sets %v, want input order %v", workers, got, order)
+		}
+		outputs = append(outputs, stdout)
+	}
+	if outputs[0] != outputs[1] {
+		t.Error("output differs between --workers 1 and --workers 3")
+	}
+}
+
+// pairs turns flat 2-d coordinates into JSON point pairs.
+func pairs(flat []float64) [][2]float64 {
+	p := make([][2]float64, len(flat)/2)
+	for i := range p {
+		p[i] = [2]float64{flat[2*i], flat[2*i+1]}
+	}
+	return p
 }
