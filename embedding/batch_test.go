@@ -53,36 +53,47 @@ func TestRFFDotBatchBitIdentical(t *testing.T) {
 }
 
 // TestRFFApplyBatchBitIdentical: applyBatch gives, for every window, the bits of apply, on
-// every path, for the shapes of the hdd, mmd rbf and l2 rff stages (including an input
+// every path and with 1 to 3 goroutines (the orthogonal map too), for the shapes of the hdd, mmd rbf and l2 rff stages (including an input
 // length that is not a multiple of 8 and a feature count that is not a multiple of the
 // row block).
 func TestRFFApplyBatchBitIdentical(t *testing.T) {
 	for _, tc := range []struct{ in, features, nw int }{{1000, 4096, 16}, {100, 1024, 7}, {13, 130, 13}, {1, 2, 3}, {7, 258, 6}, {1024, 1000, 1}} {
-		m := newRFF(NewRNG(3, "rff-batch"), tc.in, tc.features, 0.5)
+		gauss := newRFF(NewRNG(3, "rff-batch"), tc.in, tc.features, 0.5)
+		orth := newOrthogonalRFF(NewRNG(3, "rff-batch"), tc.in, tc.features, 0.5)
 		rng := NewRNG(4, "rff-batch-input")
 		for _, p := range dotPaths(t) {
-			t.Run(fmt.Sprintf("in=%d/D=%d/nw=%d/%v", tc.in, tc.features, tc.nw, p), func(t *testing.T) {
-				m.path = p
-				b := m.getBatch(tc.nw)
-				defer m.putBatch(b)
-				for i := range b.a {
-					b.a[i] = rng.Normal() * 0.1
+			for _, v := range []struct {
+				m       *rff
+				workers int
+			}{{gauss, 1}, {gauss, 3}, {orth, 1}, {orth, 2}} {
+				m, workers := v.m, v.workers
+				name := "gaussian"
+				if m.orth != nil {
+					name = "orthogonal"
 				}
-				outs := make([][]float32, tc.nw)
-				for w := range outs {
-					outs[w] = make([]float32, tc.features)
-				}
-				m.applyBatch(b, outs)
-				want := make([]float32, tc.features)
-				for w := range outs {
-					m.apply(b.a[w*tc.in:(w+1)*tc.in], want)
-					for i := range want {
-						if math.Float32bits(outs[w][i]) != math.Float32bits(want[i]) {
-							t.Fatalf("window %d feature %d: %v, apply %v", w, i, outs[w][i], want[i])
+				t.Run(fmt.Sprintf("in=%d/D=%d/nw=%d/%v/%s/workers=%d", tc.in, tc.features, tc.nw, p, name, workers), func(t *testing.T) {
+					m.path = p
+					b := m.getBatch(tc.nw)
+					defer m.putBatch(b)
+					for i := range b.a {
+						b.a[i] = rng.Normal() * 0.1
+					}
+					outs := make([][]float32, tc.nw)
+					for w := range outs {
+						outs[w] = make([]float32, tc.features)
+					}
+					m.applyBatch(b, outs, workers)
+					want := make([]float32, tc.features)
+					for w := range outs {
+						m.apply(b.a[w*tc.in:(w+1)*tc.in], want)
+						for i := range want {
+							if math.Float32bits(outs[w][i]) != math.Float32bits(want[i]) {
+								t.Fatalf("window %d feature %d: %v, apply %v", w, i, outs[w][i], want[i])
+							}
 						}
 					}
-				}
-			})
+				})
+			}
 		}
 	}
 }
@@ -120,8 +131,8 @@ func batchTestSpecs(t *testing.T) map[string]*Spec {
 // TestFinalizeBatchBitIdentical: FinalizeBatch returns, for each of many random windows
 // (empty ones, a single point, up to a few thousand points, with clustered and uniform
 // points), exactly the bits of Sketch.Finalize, for every family and spec variant, with
-// batches larger than finalizeBatchMax, sketches of two embedders interleaved, and on
-// every rffDot path.
+// batches larger than finalizeBatchMax, sketches of two embedders interleaved, on every
+// rffDot path, and spread over 1, 2 or 5 goroutines (FinalizeBatchParallel).
 func TestFinalizeBatchBitIdentical(t *testing.T) {
 	specs := batchTestSpecs(t)
 	var es []*Embedder
@@ -156,21 +167,32 @@ func TestFinalizeBatchBitIdentical(t *testing.T) {
 		for _, e := range es {
 			setRFFPath(e, p)
 		}
-		calls := map[string]int{}
-		got := FinalizeBatch(sketches, func(fam string, _ time.Duration) { calls[fam]++ })
-		if len(got) != len(sketches) {
-			t.Fatalf("path %v: %d outputs for %d sketches", p, len(got), len(sketches))
-		}
-		want := map[string]int{}
+		want := make([][][]float32, len(sketches))
+		wantCalls := map[string]int{}
 		for i, s := range sketches {
-			w := s.Finalize(func(fam string, _ time.Duration) { want[fam]++ })
-			if !equalVectors(got[i], w) {
-				t.Fatalf("path %v: window %d (spec %s, %d points) differs from Finalize", p, i, s.e.spec.ID(), s.Count())
-			}
+			want[i] = s.Finalize(func(fam string, _ time.Duration) { wantCalls[fam]++ })
 		}
-		for fam, n := range want {
-			if calls[fam] != n {
-				t.Fatalf("path %v: hook called %d times for %s, want %d", p, calls[fam], fam, n)
+		for _, workers := range []int{1, 2, 5} {
+			calls := map[string]int{}
+			hook := func(fam string, _ time.Duration) { calls[fam]++ }
+			var got [][][]float32
+			if workers == 1 {
+				got = FinalizeBatch(sketches, hook)
+			} else {
+				got = FinalizeBatchParallel(sketches, workers, hook)
+			}
+			if len(got) != len(sketches) {
+				t.Fatalf("path %v, %d workers: %d outputs for %d sketches", p, workers, len(got), len(sketches))
+			}
+			for i, s := range sketches {
+				if !equalVectors(got[i], want[i]) {
+					t.Fatalf("path %v, %d workers: window %d (spec %s, %d points) differs from Finalize", p, workers, i, s.e.spec.ID(), s.Count())
+				}
+			}
+			for fam, n := range wantCalls {
+				if calls[fam] != n {
+					t.Fatalf("path %v, %d workers: hook called %d times for %s, want %d", p, workers, calls[fam], fam, n)
+				}
 			}
 		}
 	}

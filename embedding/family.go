@@ -27,6 +27,7 @@ type familySketch interface {
 // batchFamily is a family that finalises many windows of its sketches at once
 // (FinalizeBatch), each bit-identical to its sketch's finalize.
 type batchFamily interface {
-	// finalizeBatch writes, for every k, what parts[k].finalize(ns[k], outs[k]) writes.
-	finalizeBatch(ns []int64, parts []familySketch, outs [][][]float32)
+	// finalizeBatch writes, for every k, what parts[k].finalize(ns[k], outs[k]) writes,
+	// with the work spread over up to workers goroutines (the bits never depend on it).
+	finalizeBatch(ns []int64, parts []familySketch, outs [][][]float32, workers int)
 }

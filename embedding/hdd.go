@@ -276,18 +276,23 @@ func (s *hddSketch) finalize(n int64, out [][]float32) {
 	f.rff.apply(sc.a, out[0])
 }
 
-// finalizeBatch is finalize for many windows: A of each window, then one batched RFF pass.
-func (f *hddFamily) finalizeBatch(ns []int64, parts []familySketch, outs [][][]float32) {
-	sc := f.pool.Get().(*hddScratch)
-	defer f.pool.Put(sc)
+// finalizeBatch is finalize for many windows: A of each window (the windows split among
+// the workers), then one batched RFF pass.
+func (f *hddFamily) finalizeBatch(ns []int64, parts []familySketch, outs [][][]float32, workers int) {
 	b := f.rff.getBatch(len(parts))
 	defer f.rff.putBatch(b)
+	parallelRanges(workers, len(parts), func(_, lo, hi int) {
+		sc := f.pool.Get().(*hddScratch)
+		defer f.pool.Put(sc)
+		for w := lo; w < hi; w++ {
+			f.sketchCoefficients(b.a[w*f.coefLen:(w+1)*f.coefLen], parts[w].(*hddSketch).counts, ns[w], outs[w], sc)
+		}
+	})
 	feats := make([][]float32, len(parts))
-	for w, p := range parts {
-		f.sketchCoefficients(b.a[w*f.coefLen:(w+1)*f.coefLen], p.(*hddSketch).counts, ns[w], outs[w], sc)
+	for w := range parts {
 		feats[w] = outs[w][0]
 	}
-	f.rff.applyBatch(b, feats)
+	f.rff.applyBatch(b, feats, workers)
 }
 
 // sketchCoefficients computes a window's A (coefLen) from its binned counts into a, and

@@ -76,11 +76,11 @@ func BenchmarkHDDFinalizeBatch(b *testing.B) {
 					s.add(hddBenchPointsSeeded(2500, 2, uint64(w)), 2)
 					ns[w], parts[w], outs[w] = 2500, s, [][]float32{make([]float32, 7000)}
 				}
-				f.finalizeBatch(ns, parts, outs) // warm the pools
+				f.finalizeBatch(ns, parts, outs, 1) // warm the pools
 				b.ReportAllocs()
 				b.ResetTimer()
 				for b.Loop() {
-					f.finalizeBatch(ns, parts, outs)
+					f.finalizeBatch(ns, parts, outs, 1)
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*nw), "ns/window")
 			})
@@ -137,7 +137,7 @@ func BenchmarkHDDFinalizeStages(b *testing.B) {
 			outs[w] = make([]float32, 7000)
 		}
 		for b.Loop() {
-			f.rff.applyBatch(bt, outs)
+			f.rff.applyBatch(bt, outs, 1)
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*nw), "ns/window")
 	})

@@ -346,8 +346,8 @@ func (s *l2Sketch) coefficients(a []float64, fn float64) {
 
 // finalizeBatch is finalize for many windows; with the RFF stage, the non-empty windows'
 // coefficients go through one batched RFF pass.
-func (l *l2Family) finalizeBatch(ns []int64, parts []familySketch, outs [][][]float32) {
-	finalizeStageBatch(l.rff, ns, parts, outs, func(p familySketch, a []float64, fn float64) {
+func (l *l2Family) finalizeBatch(ns []int64, parts []familySketch, outs [][][]float32, workers int) {
+	finalizeStageBatch(l.rff, ns, parts, outs, workers, func(p familySketch, a []float64, fn float64) {
 		p.(*l2Sketch).coefficients(a, fn)
 	})
 }

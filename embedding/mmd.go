@@ -140,8 +140,8 @@ func (s *mmdSketch) meanEmbedding(zbar []float64, fn float64) {
 
 // finalizeBatch is finalize for many windows; with the rbf stage, the non-empty windows'
 // z̄ go through one batched RFF pass.
-func (m *mmdFamily) finalizeBatch(ns []int64, parts []familySketch, outs [][][]float32) {
-	finalizeStageBatch(m.rbf, ns, parts, outs, func(p familySketch, zbar []float64, fn float64) {
+func (m *mmdFamily) finalizeBatch(ns []int64, parts []familySketch, outs [][][]float32, workers int) {
+	finalizeStageBatch(m.rbf, ns, parts, outs, workers, func(p familySketch, zbar []float64, fn float64) {
 		p.(*mmdSketch).meanEmbedding(zbar, fn)
 	})
 }

@@ -39,10 +39,24 @@ func newOrthogonalRFF(rng *RNG, in, features int, sigma float64) *rff {
 }
 
 // rffBatch is the workspace of one batched finalisation: the windows' inputs a (row-major,
-// one row of length in per window) and θ for one block of rows.
+// one row of length in per window) and one rffLane per goroutine of applyBatch.
 type rffBatch struct {
-	a, theta []float64
-	y        []float64 // sorf's transform workspace
+	a     []float64
+	lanes []rffLane
+}
+
+// rffLane is one goroutine's workspace in applyBatch: θ for its block of rows (or one
+// window's frequencies) and sorf's transform workspace.
+type rffLane struct {
+	theta, y []float64
+}
+
+// lanesFor returns b's first n lanes, adding empty ones as needed.
+func (b *rffBatch) lanesFor(n int) []rffLane {
+	for len(b.lanes) < n {
+		b.lanes = append(b.lanes, rffLane{})
+	}
+	return b.lanes[:n]
 }
 
 // getBatch returns a workspace for nw windows with a[:nw·in] ready to be filled; return it
@@ -83,7 +97,7 @@ const rffBlock = 96
 func (m *rff) apply(a []float64, out []float32) {
 	if m.orth != nil {
 		b := m.getBatch(0)
-		m.applyOrth(b, a, out)
+		m.applyOrth(&b.lanesFor(1)[0], a, out)
 		m.putBatch(b)
 		return
 	}
@@ -99,17 +113,17 @@ func (m *rff) apply(a []float64, out []float32) {
 	}
 }
 
-// applyOrth is apply for the structured projection, with b's θ and transform workspace.
-func (m *rff) applyOrth(b *rffBatch, a []float64, out []float32) {
+// applyOrth is apply for the structured projection, with l's θ and transform workspace.
+func (m *rff) applyOrth(l *rffLane, a []float64, out []float32) {
 	half := m.out / 2
-	if cap(b.theta) < half {
-		b.theta = make([]float64, half)
+	if cap(l.theta) < half {
+		l.theta = make([]float64, half)
 	}
-	if len(b.y) < m.orth.p {
-		b.y = make([]float64, m.orth.p)
+	if len(l.y) < m.orth.p {
+		l.y = make([]float64, m.orth.p)
 	}
-	th := b.theta[:half]
-	m.orth.project(a, th, b.y)
+	th := l.theta[:half]
+	m.orth.project(a, th, l.y)
 	m.emit(th, out[:2*half])
 }
 
@@ -153,15 +167,22 @@ func (m *rff) rowBlock() int {
 // multiplied by it (rffDotBatch). Each θ is computed by rffDot's summation order and goes
 // through the same sincos and scaling as in apply, so every outs[w] is bit-identical to
 // apply(a_w, outs[w]).
-func (m *rff) applyBatch(b *rffBatch, outs [][]float32) {
+//
+// Up to workers goroutines share the work: the windows of the structured projection, or the
+// blocks of rows of ω (each goroutine streams its own rows once, for every window). Either
+// way each output value is computed exactly as above.
+func (m *rff) applyBatch(b *rffBatch, outs [][]float32, workers int) {
 	nw := len(outs)
 	if nw == 0 {
 		return
 	}
 	if m.orth != nil { // no matrix to stream: window by window
-		for w, out := range outs {
-			m.applyOrth(b, b.a[w*m.in:(w+1)*m.in], out)
-		}
+		lanes := b.lanesFor(min(max(workers, 1), nw))
+		parallelRanges(len(lanes), nw, func(part, lo, hi int) {
+			for w := lo; w < hi; w++ {
+				m.applyOrth(&lanes[part], b.a[w*m.in:(w+1)*m.in], outs[w])
+			}
+		})
 		return
 	}
 	half := m.out / 2
@@ -175,18 +196,24 @@ func (m *rff) applyBatch(b *rffBatch, outs [][]float32) {
 		b.a = b.a[:nc*m.in] // getBatch reserved the room
 		clear(b.a[nw*m.in:])
 	}
-	if cap(b.theta) < nc*rb {
-		b.theta = make([]float64, nc*rb)
-	}
-	theta := b.theta[:nc*rb]
 	a := b.a[:nc*m.in]
-	for r0 := 0; r0 < half; r0 += rb {
-		nr := min(rb, half-r0)
-		rffDotBatch(m.path, m.omega[r0*m.in:(r0+nr)*m.in], m.in, nr, a, nc, theta, rb)
-		for w, out := range outs {
-			m.emit(theta[w*rb:w*rb+nr], out[2*r0:2*(r0+nr)])
+	blocks := (half + rb - 1) / rb
+	lanes := b.lanesFor(min(max(workers, 1), blocks))
+	parallelRanges(len(lanes), blocks, func(part, lo, hi int) {
+		l := &lanes[part]
+		if cap(l.theta) < nc*rb {
+			l.theta = make([]float64, nc*rb)
 		}
-	}
+		theta := l.theta[:nc*rb]
+		for blk := lo; blk < hi; blk++ {
+			r0 := blk * rb
+			nr := min(rb, half-r0)
+			rffDotBatch(m.path, m.omega[r0*m.in:(r0+nr)*m.in], m.in, nr, a, nc, theta, rb)
+			for w, out := range outs {
+				m.emit(theta[w*rb:w*rb+nr], out[2*r0:2*(r0+nr)])
+			}
+		}
+	})
 }
 
 // rffTileWindows is the number of windows of the tile kernel (rffDotTile).
@@ -380,8 +407,9 @@ func cosPiFlat(x float64) float64 {
 
 // finalizeStageBatch finalises many windows of a family whose output is an optional RFF stage
 // (nil: none) on top of a float64 input vector that input writes for a window of fn points:
-// the non-empty windows' inputs go through one batched RFF pass, empty windows are zeros.
-func finalizeStageBatch(stage *rff, ns []int64, parts []familySketch, outs [][][]float32,
+// the non-empty windows' inputs go through one batched RFF pass (spread over up to workers
+// goroutines), empty windows are zeros.
+func finalizeStageBatch(stage *rff, ns []int64, parts []familySketch, outs [][][]float32, workers int,
 	input func(p familySketch, dst []float64, fn float64)) {
 	if stage == nil {
 		for k, p := range parts {
@@ -402,5 +430,5 @@ func finalizeStageBatch(stage *rff, ns []int64, parts []familySketch, outs [][][
 		feats = append(feats, outs[k][0])
 	}
 	b.a = b.a[:len(feats)*stage.in]
-	stage.applyBatch(b, feats)
+	stage.applyBatch(b, feats, workers)
 }

@@ -129,6 +129,17 @@ const finalizeBatchMax = 64
 // hook, if not nil, is called once per family and sketch, with the family's batch time
 // divided evenly among the windows of its batch.
 func FinalizeBatch(sketches []*Sketch, hook FinalizeHook) [][][]float32 {
+	return FinalizeBatchParallel(sketches, 1, hook)
+}
+
+// FinalizeBatchParallel is FinalizeBatch with each family's work spread over up to workers
+// goroutines: the windows' own stages (hdd's density and coefficients) split by window,
+// the random Fourier product split by blocks of frequencies, each goroutine streaming its
+// own rows of the matrix once for the whole batch. The result is FinalizeBatch's, bit for
+// bit, for any workers (≤ 1: the calling goroutine only). The worker uses it so that a
+// partition's finalisation can use every core even when a worker owns fewer partitions
+// than it has cores.
+func FinalizeBatchParallel(sketches []*Sketch, workers int, hook FinalizeHook) [][][]float32 {
 	out := make([][][]float32, len(sketches))
 	var order []*Embedder
 	groups := map[*Embedder][]int{}
@@ -145,15 +156,15 @@ func FinalizeBatch(sketches []*Sketch, hook FinalizeHook) [][][]float32 {
 	for _, e := range order {
 		idx := groups[e]
 		for c0 := 0; c0 < len(idx); c0 += finalizeBatchMax {
-			e.finalizeChunk(sketches, idx[c0:min(c0+finalizeBatchMax, len(idx))], out, hook)
+			e.finalizeChunk(sketches, idx[c0:min(c0+finalizeBatchMax, len(idx))], out, workers, hook)
 		}
 	}
 	return out
 }
 
 // finalizeChunk finalises the sketches sketches[idx[k]] (all of embedder e) into
-// out[idx[k]], family by family.
-func (e *Embedder) finalizeChunk(sketches []*Sketch, idx []int, out [][][]float32, hook FinalizeHook) {
+// out[idx[k]], family by family, with up to workers goroutines.
+func (e *Embedder) finalizeChunk(sketches []*Sketch, idx []int, out [][][]float32, workers int, hook FinalizeHook) {
 	ns := make([]int64, len(idx))
 	parts := make([]familySketch, len(idx))
 	outs := make([][][]float32, len(idx))
@@ -168,7 +179,7 @@ func (e *Embedder) finalizeChunk(sketches []*Sketch, idx []int, out [][][]float3
 			outs[k] = out[i][r[0]:r[1]]
 		}
 		if bf, ok := fam.(batchFamily); ok {
-			bf.finalizeBatch(ns, parts, outs)
+			bf.finalizeBatch(ns, parts, outs, workers)
 		} else {
 			for k, p := range parts {
 				p.finalize(ns[k], outs[k])

@@ -13,9 +13,10 @@ import (
 // specID in each. hook (may be nil) observes each family's finalisation time. The sketches
 // are only read: the caller releases them afterwards. It is the one finalisation path of
 // the worker (all windows closed by one Process call at once) and of `distfeat embed`: the
-// windows are finalised together (embedding.FinalizeBatch, bit-identical to finalising them
-// one by one), so each random Fourier matrix is streamed once per batch.
-func Finalize(specID string, closed []window.Closed[*embedding.Sketch], hook embedding.FinalizeHook) []schema.FeatureRecord {
+// windows are finalised together (embedding.FinalizeBatchParallel over up to workers
+// goroutines, bit-identical to finalising them one by one), so each random Fourier matrix
+// is streamed once per batch.
+func Finalize(specID string, closed []window.Closed[*embedding.Sketch], workers int, hook embedding.FinalizeHook) []schema.FeatureRecord {
 	if len(closed) == 0 {
 		return nil
 	}
@@ -23,7 +24,7 @@ func Finalize(specID string, closed []window.Closed[*embedding.Sketch], hook emb
 	for i, c := range closed {
 		sketches[i] = c.Sketch
 	}
-	vectors := embedding.FinalizeBatch(sketches, hook)
+	vectors := embedding.FinalizeBatchParallel(sketches, workers, hook)
 	recs := make([]schema.FeatureRecord, len(closed))
 	for i, c := range closed {
 		recs[i] = schema.FeatureRecord{

@@ -14,6 +14,7 @@ package processor
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 
 	"github.com/distfeat/distfeat/embedding"
@@ -44,6 +45,11 @@ type Config struct {
 	// Group is the consumer group whose close markers this Processor applies; markers of
 	// other groups reading the same topic are ignored. "": every marker.
 	Group string
+	// FinalizeWorkers is how many goroutines finalise the windows one Process call closes
+	// (embedding.FinalizeBatchParallel): the call still returns only when all are done, so
+	// commits are unaffected and the bytes never depend on it. Default GOMAXPROCS, so a
+	// worker that owns fewer busy partitions than it has cores still uses them all.
+	FinalizeWorkers int
 }
 
 func (c *Config) setDefaults() {
@@ -55,6 +61,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxPointsPerRecord <= 0 {
 		c.MaxPointsPerRecord = 1 << 20
+	}
+	if c.FinalizeWorkers <= 0 {
+		c.FinalizeWorkers = runtime.GOMAXPROCS(0)
 	}
 }
 
@@ -356,5 +365,5 @@ func (p *Processor) finish() Result {
 // finalizeClosed is where every window the worker emits is finalised: all windows closed by
 // one Process or ExpireIdle call together.
 func (p *Processor) finalizeClosed(closed []window.Closed[*embedding.Sketch]) []schema.FeatureRecord {
-	return Finalize(p.specID, closed, p.hook)
+	return Finalize(p.specID, closed, p.cfg.FinalizeWorkers, p.hook)
 }

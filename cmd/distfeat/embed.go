@@ -288,7 +288,7 @@ func embedBatch(emb *embedding.Embedder, specID string, lines []embedLine) {
 		closed = append(closed, c)
 		at = append(at, k)
 	}
-	for i, rec := range processor.Finalize(specID, closed, nil) {
+	for i, rec := range processor.Finalize(specID, closed, 1, nil) {
 		lines[at[i]].rec = rec
 	}
 }
