@@ -124,7 +124,7 @@ func compileHDD(spec *Spec, idx int) (family, error) {
 	f.floor = fam.DensityFloor
 	f.blockLen = 2 * m * f.nv
 	f.coefLen = f.blockLen * f.ngrids
-	f.rff = newProjectionRFF(fam.Projection, NewRNG(spec.Seed, fam.Name), f.coefLen, fam.Features, fam.Sigma)
+	f.rff = newProjectionRFF(spec.projectionOf(fam), NewRNG(spec.Seed, fam.Name), f.coefLen, fam.Features, fam.Sigma)
 
 	f.cols = []Column{{Name: fam.Name, Family: fam.Name, Len: fam.Features}}
 	if f.coef {

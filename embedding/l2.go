@@ -70,7 +70,7 @@ func compileL2(spec *Spec, idx int) (*l2Family, error) {
 	l.specialise(alphas)
 	outLen := f.Basis
 	if f.Features > 0 {
-		l.rff = newProjectionRFF(f.Projection, NewRNG(spec.Seed, f.Name+"/rff"), f.Basis, f.Features, f.Sigma)
+		l.rff = newProjectionRFF(spec.projectionOf(f), NewRNG(spec.Seed, f.Name+"/rff"), f.Basis, f.Features, f.Sigma)
 		outLen = f.Features
 	}
 	l.cols = []Column{{Name: f.Name, Family: f.Name, Len: outLen}}

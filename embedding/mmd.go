@@ -65,7 +65,7 @@ func compileMMD(spec *Spec, idx int) (*mmdFamily, error) {
 	}
 	outLen := f.Features
 	if f.RBFFeatures > 0 {
-		m.rbf = newProjectionRFF(f.Projection, NewRNG(spec.Seed, f.Name+"/rbf"), f.Features, f.RBFFeatures, f.RBFSigma)
+		m.rbf = newProjectionRFF(spec.projectionOf(f), NewRNG(spec.Seed, f.Name+"/rbf"), f.Features, f.RBFFeatures, f.RBFSigma)
 		outLen = f.RBFFeatures
 	}
 	m.cols = []Column{{Name: f.Name, Family: f.Name, Len: outLen}}

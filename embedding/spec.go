@@ -14,7 +14,8 @@ import (
 // Parse specs with ParseSpec or LoadSpec (strict: unknown fields, fields that do not apply
 // to a family's kind and bad values are *SpecError naming the field). A Spec built in Go is
 // validated by New, which reads a zero value as "absent" (there are no defaults there,
-// except that an empty Projection means "gaussian").
+// except that an empty Projection means the version's default: "gaussian" in version 1,
+// "orthogonal" from version 2).
 // The JSON encoding of a Spec (MarshalJSON) is its CanonicalJSON.
 //
 // FieldReference documents every field: its type, whether it is required or its default
@@ -23,7 +24,8 @@ import (
 // stages come in pairs: mmd rbf_sigma with rbf_features, l2 sigma with features (both or
 // neither).
 type Spec struct {
-	// Version of the spec format; must be 1.
+	// Version of the spec format: 1, or 2, where every random Fourier stage defaults to
+	// projection "orthogonal" (version 1: "gaussian"). Nothing else differs.
 	Version int `json:"version"`
 	// Seed of every random draw (with the family name as the stream, see RNG).
 	Seed uint64 `json:"seed"`
@@ -63,8 +65,9 @@ type Family struct {
 	// Sigma is the outer RBF bandwidth (hdd; l2's optional RFF stage).
 	Sigma float64 `json:"sigma,omitempty"`
 	// Projection is how the random Fourier stage draws its frequencies: "gaussian"
-	// (i.i.d. normal; also the meaning of "") or "orthogonal" (structured orthogonal
-	// random features). It applies to hdd, and to mmd and l2 when their optional stage is on.
+	// (i.i.d. normal) or "orthogonal" (structured orthogonal random features); "" is the
+	// spec version's default (gaussian in version 1, orthogonal from version 2). It applies
+	// to hdd, and to mmd and l2 when their optional stage is on.
 	Projection string `json:"projection,omitempty"`
 
 	// The remaining fields are hdd only (DESIGN §3.3).
@@ -279,7 +282,8 @@ func zeroOf(v any) any {
 // CanonicalJSON is the resolved spec as compact JSON with sorted keys. Every field that
 // applies to a family's kind is present (coefficients: false included); an optional stage's
 // pair (mmd rbf_sigma/rbf_features, l2 sigma/features) only when the stage is on; an
-// optional field (projection) only when it is not its default; fields of other kinds never.
+// optional field (projection) only when it is not the spec version's default; fields of other
+// kinds never.
 // spec_id is derived from these bytes.
 func (s *Spec) CanonicalJSON() []byte {
 	doc := map[string]any{}
@@ -293,8 +297,8 @@ func (s *Spec) CanonicalJSON() []byte {
 	return b
 }
 
-// canonical is family f as CanonicalJSON writes it.
-func (f *Family) canonical() map[string]any {
+// canonical is family f of a spec of the given version as CanonicalJSON writes it.
+func (f *Family) canonical(version int) map[string]any {
 	m := map[string]any{}
 	stageOn := false
 	if st := stageOf(f.Kind); st != nil {
@@ -307,14 +311,26 @@ func (f *Family) canonical() map[string]any {
 			continue
 		}
 		v := valueOf(ff.ref(f))
+		if u.role == roleOption && v == zeroOf(v) {
+			v = u.def.at(version) // absent: the version's default
+		}
 		switch {
 		case u.role == roleStage && !stageOn:
-		case u.role == roleOption && (v == zeroOf(v) || v == u.def.value || u.withStage && !stageOn):
+		case u.role == roleOption && (v == u.def.at(version) || u.withStage && !stageOn):
 		default:
 			m[ff.name] = canonicalValue(v)
 		}
 	}
 	return m
+}
+
+// projectionOf is family f's effective projection: its own, or the spec version's default.
+func (s *Spec) projectionOf(f *Family) string {
+	if f.Projection != "" {
+		return f.Projection
+	}
+	u, _ := findFamilyField("projection").use(f.Kind)
+	return u.def.at(s.Version).(string)
 }
 
 // ID is the spec_id: the first 16 hex digits of the SHA-256 of CanonicalJSON.

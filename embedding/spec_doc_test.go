@@ -63,7 +63,7 @@ func TestFieldReferenceCoversTheTable(t *testing.T) {
 		}
 	}
 	for _, want := range []string{`default "joint" if dim ≤ 3, else "marginal"`, "default 100 (joint mode), 10 (marginal mode)",
-		"optional, with `rbf_features`", `default "gaussian" (only with the stage)`} {
+		"optional, with `rbf_features`", `default "gaussian" in version 1, "orthogonal" from version 2 (only with the stage)`} {
 		if !strings.Contains(ref, want) {
 			t.Errorf("the reference does not say %q", want)
 		}

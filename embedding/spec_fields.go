@@ -39,10 +39,23 @@ type defaultValue struct {
 	value any                          // the fixed default (nil if of is set)
 	of    func(dim int, f *Family) any // a default that depends on dim or another field
 	doc   string                       // how `of` decides, for the field reference
+	v2    any                          // the default from spec version 2 on, when it differs from value (nil: the same)
 }
 
 // fixed is a default that is always v.
 func fixed(v any) defaultValue { return defaultValue{value: v} }
+
+// versioned is a default that is v1 in spec version 1 and v2 from version 2 on: how a new
+// version changes a default without changing the meaning (or spec_id) of any version-1 spec.
+func versioned(v1, v2 any) defaultValue { return defaultValue{value: v1, v2: v2} }
+
+// at is the fixed default in spec version version.
+func (d defaultValue) at(version int) any {
+	if version >= 2 && d.v2 != nil {
+		return d.v2
+	}
+	return d.value
+}
 
 // resolve is the default for a family of a spec with dimension dim.
 func (d defaultValue) resolve(dim int, f *Family) any {
@@ -57,11 +70,17 @@ func (d defaultValue) String() string {
 	if d.of != nil {
 		return d.doc
 	}
-	b, err := json.Marshal(d.value) // as the canonical JSON writes it
-	if err != nil {
-		panic("embedding: unprintable default: " + err.Error())
+	show := func(v any) string {
+		b, err := json.Marshal(v) // as the canonical JSON writes it
+		if err != nil {
+			panic("embedding: unprintable default: " + err.Error())
+		}
+		return string(b)
 	}
-	return string(b)
+	if d.v2 != nil {
+		return show(d.value) + " in version 1, " + show(d.v2) + " from version 2"
+	}
+	return show(d.value)
 }
 
 // use is a field's role in one kind.
@@ -117,7 +136,8 @@ func every(r role, d defaultValue) []use {
 	return []use{{kind: kindMMD, role: r, def: d}, {kind: kindL2, role: r, def: d}, {kind: kindHDD, role: r, def: d}}
 }
 
-// Allowed values of the projection field. The zero value "" is projectionGaussian.
+// Allowed values of the projection field. The zero value "" is the spec version's default:
+// projectionGaussian in version 1, projectionOrthogonal from version 2 (Spec.projectionOf).
 const (
 	projectionGaussian   = "gaussian"
 	projectionOrthogonal = "orthogonal"
@@ -175,9 +195,9 @@ var familyFields = []familyField{
 		ref: func(f *Family) any { return &f.RBFFeatures }, check: featuresCheck, uses: []use{{kind: kindMMD, role: roleStage}}},
 	{name: "projection", doc: "Random Fourier frequencies: i.i.d. Gaussian, or structured orthogonal (SORF).",
 		ref: func(f *Family) any { return &f.Projection }, values: []string{projectionGaussian, projectionOrthogonal},
-		uses: []use{{kind: kindMMD, role: roleOption, def: fixed(projectionGaussian), withStage: true},
-			{kind: kindL2, role: roleOption, def: fixed(projectionGaussian), withStage: true},
-			{kind: kindHDD, role: roleOption, def: fixed(projectionGaussian)}}},
+		uses: []use{{kind: kindMMD, role: roleOption, def: versioned(projectionGaussian, projectionOrthogonal), withStage: true},
+			{kind: kindL2, role: roleOption, def: versioned(projectionGaussian, projectionOrthogonal), withStage: true},
+			{kind: kindHDD, role: roleOption, def: versioned(projectionGaussian, projectionOrthogonal)}}},
 	{name: "coefficients", doc: "Also output the coefficient vector A before the RFF stage, as column <name>_coef.",
 		ref: func(f *Family) any { return &f.Coefficients }, uses: []use{{kind: kindHDD, role: roleDefault, def: fixed(false)}}},
 }

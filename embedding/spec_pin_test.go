@@ -103,6 +103,11 @@ var specPinDocs = []string{
 	`{"dim": 2048, "families": [{"name": "l", "kind": "l2", "basis": 65536}]}`,
 	`null`,
 	`{"dim": 2, "families": [{"name": "h", "kind": "hdd", "divergence": "js", "sigma": 1, "basis": 100, "grid": 5}]}`,
+	// Version 2: projection defaults to orthogonal.
+	`{"version": 2, "dim": 2, "families": [{"name": "hdd_js", "kind": "hdd", "divergence": "js", "sigma": 0.5}]}`,
+	`{"version": 2, "dim": 2, "families": [{"name": "hdd_js", "kind": "hdd", "divergence": "js", "sigma": 0.5, "projection": "gaussian"}]}`,
+	`{"version": 2, "dim": 3, "families": [{"name": "m", "kind": "mmd", "bandwidth": 0.2, "rbf_sigma": 1, "rbf_features": 128}, {"name": "l", "kind": "l2", "basis": 20, "sigma": 0.3, "features": 40}, {"name": "l0", "kind": "l2"}]}`,
+	`{"version": 3, "dim": 2, "families": [{"name": "m", "kind": "mmd", "bandwidth": 0.1}]}`,
 }
 
 // TestSpecPins: every pinned document parses to the same canonical JSON and spec_id, or

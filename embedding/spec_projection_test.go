@@ -77,3 +77,61 @@ func mustParse(t *testing.T, doc string) *Spec {
 	}
 	return s
 }
+
+// TestSpecVersion2: version 2 changes one thing, the default projection, to orthogonal.
+// A version-2 family without the field computes exactly the features of the version-1
+// family with "projection": "orthogonal" (same draws: the streams are the family names),
+// and with "projection": "gaussian" exactly those of the version-1 default; writing the
+// version's default changes neither the canonical JSON nor the spec_id; a Spec built in Go
+// reads an empty Projection as its version's default too.
+func TestSpecVersion2(t *testing.T) {
+	const (
+		hdd = `{"name": "h", "kind": "hdd", "divergence": "js", "sigma": 0.5, "features": 96, "grid": 12, "basis": 10, "lambdas": 2%s}`
+		mmd = `{"name": "m", "kind": "mmd", "bandwidth": 0.1, "features": 32, "rbf_sigma": 1, "rbf_features": 64%s}`
+		l2  = `{"name": "l", "kind": "l2", "basis": 12, "sigma": 1, "features": 64%s}`
+	)
+	u := uniformPoints(NewRNG(9, "spec-v2"), 200, 2)
+	for _, fam := range []string{hdd, mmd, l2} {
+		doc := func(version, projection string) string {
+			extra := ""
+			if projection != "" {
+				extra = `, "projection": "` + projection + `"`
+			}
+			return specJSON(`"dim": 2, "version": `+version, strings.Replace(fam, "%s", extra, 1))
+		}
+		v2 := mustParse(t, doc("2", ""))
+		v2orth := mustParse(t, doc("2", projectionOrthogonal))
+		v2gauss := mustParse(t, doc("2", projectionGaussian))
+		v1orth := mustParse(t, doc("1", projectionOrthogonal))
+		v1 := mustParse(t, doc("1", ""))
+		if v2.ID() != v2orth.ID() || string(v2.CanonicalJSON()) != string(v2orth.CanonicalJSON()) {
+			t.Errorf("%s: writing version 2's default changed the spec: %s vs %s", fam, v2.CanonicalJSON(), v2orth.CanonicalJSON())
+		}
+		if strings.Contains(string(v2.CanonicalJSON()), "projection") || !strings.Contains(string(v2gauss.CanonicalJSON()), `"projection":"gaussian"`) {
+			t.Errorf("%s: version 2 canonical JSON %s and, with gaussian, %s", fam, v2.CanonicalJSON(), v2gauss.CanonicalJSON())
+		}
+		if again := mustParse(t, string(v2gauss.CanonicalJSON())); again.ID() != v2gauss.ID() {
+			t.Errorf("%s: the version-2 gaussian spec does not round-trip: %s", fam, again.CanonicalJSON())
+		}
+		if ids := map[string]bool{v2.ID(): true, v2gauss.ID(): true, v1orth.ID(): true, v1.ID(): true}; len(ids) != 4 {
+			t.Errorf("%s: spec_ids of different specs collide", fam)
+		}
+		for _, pair := range []struct {
+			name   string
+			a, b   *Spec
+			differ bool
+		}{{"v2 default = v1 orthogonal", v2, v1orth, false}, {"v2 gaussian = v1 default", v2gauss, v1, false},
+			{"v2 default ≠ v1 default", v2, v1, true}} {
+			same := equalVectors(mustNew(t, pair.a).Embed(u), mustNew(t, pair.b).Embed(u))
+			if same == pair.differ {
+				t.Errorf("%s: %s: features equal = %v", fam, pair.name, same)
+			}
+		}
+	}
+	// Built in Go: an empty Projection is the version's default.
+	s := mustParse(t, specJSON(`"dim": 2, "version": 1`, strings.Replace(hdd, "%s", "", 1)))
+	s.Version = 2
+	if got, want := mustNew(t, s).Embed(u), mustNew(t, mustParse(t, specJSON(`"dim": 2, "version": 2`, strings.Replace(hdd, "%s", "", 1)))).Embed(u); !equalVectors(got, want) {
+		t.Error("a Go-built version-2 spec without projection is not orthogonal")
+	}
+}

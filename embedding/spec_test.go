@@ -32,7 +32,7 @@ func TestParseSpecErrorsNameTheField(t *testing.T) {
 		{"dim zero", specJSON(`"dim": 0`, mmd), "dim", "≥ 1"},
 		{"dim float", specJSON(`"dim": 2.5`, mmd), "dim", "integer"},
 		{"dim string", specJSON(`"dim": "2"`, mmd), "dim", "integer"},
-		{"version 2", specJSON(`"dim": 2, "version": 2`, mmd), "version", "must be 1"},
+		{"version 3", specJSON(`"dim": 2, "version": 3`, mmd), "version", "must be 1 or 2"},
 		{"seed negative", specJSON(`"dim": 2, "seed": -1`, mmd), "seed", "integer"},
 		{"seed too big", specJSON(`"dim": 2, "seed": 18446744073709551616`, mmd), "seed", "integer"},
 		{"families missing", `{"dim": 2}`, "families", "required"},
