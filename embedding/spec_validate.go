@@ -21,7 +21,7 @@ type topField struct {
 // validation.
 var topFields = []topField{
 	{name: "version", doc: "Version of the spec format. Version 2 makes `projection` default to `orthogonal` (lower kernel error, a far cheaper random Fourier stage); nothing else differs, and a version-1 spec keeps its meaning and spec_id.",
-		ref: func(s *Spec) any { return &s.Version },
+		ref:        func(s *Spec) any { return &s.Version },
 		setDefault: func(s *Spec) { s.Version = 1 }, defDoc: "1", rule: "`1`, `2`", check: func(s *Spec) error {
 			if s.Version != 1 && s.Version != 2 {
 				return &SpecError{Field: "version", Msg: fmt.Sprintf("must be 1 or 2, not %d", s.Version)}
