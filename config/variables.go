@@ -100,7 +100,7 @@ func variables() []Variable {
 			func(c *Config) *int { return &c.MaxBufferBytes }),
 		boolean("ALLOW_KEYLESS", "accept records without a Kafka key whose value names the set (safe only on a one-partition input topic: keyless records are spread over partitions and would split a set); off: such records are dead-lettered as no_key",
 			func(c *Config) *bool { return &c.AllowKeyless }),
-		boolean("RESET_CHECKPOINTS", "start even if the group's committed checkpoints were written under another spec or window mode (resume from the committed offsets without replay suppression); set it for one start",
+		boolean("RESET_CHECKPOINTS", "start even if the group's committed checkpoints were written under another spec, window mode or window parameters (resume from the committed offsets without replay suppression); set it for one start",
 			func(c *Config) *bool { return &c.ResetCheckpoints }),
 		dur("SESSION_TIMEOUT", "10s", "consumer-group session timeout (heartbeats every tenth of it)", func(c *Config) *time.Duration { return &c.SessionTimeout }),
 		dur("COMMIT_INTERVAL", "1s", "how often each partition commits its safe offset", func(c *Config) *time.Duration { return &c.CommitInterval }),

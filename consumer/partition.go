@@ -75,7 +75,7 @@ func (p *partition) newProcessor() error {
 	}
 	if err := proc.Restore(p.lastMeta, max(p.start, 0)); err != nil {
 		if !w.cfg.ResetCheckpoints {
-			return &fatalError{fmt.Errorf("consumer: partition %d: %w; the group %q was run with another DISTFEAT_WINDOW or DISTFEAT_SPEC: restore them, use a new DISTFEAT_GROUP, or start once with DISTFEAT_RESET_CHECKPOINTS=true to resume from the committed offsets without replay suppression",
+			return &fatalError{fmt.Errorf("consumer: partition %d: %w; the group %q was run with another DISTFEAT_WINDOW (mode, size, hop, gap or lateness) or DISTFEAT_SPEC: restore them, use a new DISTFEAT_GROUP, or start once with DISTFEAT_RESET_CHECKPOINTS=true to resume from the committed offsets without replay suppression",
 				p.id, err, w.cfg.Group)}
 		}
 		w.log.Warn("DISTFEAT_RESET_CHECKPOINTS: ignoring the committed checkpoint, starting without replay suppression", "partition", p.id, "err", err)

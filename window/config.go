@@ -50,6 +50,22 @@ func (c Config) mode() Mode {
 	return c.Mode
 }
 
+// shape is the parameters that decide the windows' boundaries in c's mode, as checkpoints
+// record them ("" in set mode, which has none): a checkpoint taken under another shape
+// describes other windows, so Restore refuses it. The idle timeout and MaxOpen are not part
+// of it: the idle closes of the first run are replayed from their close markers.
+func (c Config) shape() string {
+	switch c.mode() {
+	case ModeCount:
+		return fmt.Sprintf("size:%d,hop:%d", c.Size, c.hop())
+	case ModeTime:
+		return fmt.Sprintf("size:%d,hop:%d,late:%d", c.Size, c.hop(), c.AllowedLateness)
+	case ModeSession:
+		return fmt.Sprintf("gap:%d,late:%d", c.Gap, c.AllowedLateness)
+	}
+	return ""
+}
+
 // hop returns the effective hop (Size when Hop is 0).
 func (c Config) hop() int64 {
 	if c.Hop == 0 {

@@ -118,8 +118,9 @@ func (m *Manager[S]) pruneSpans(c int64) {
 
 // Checkpoint returns the resume state for the cut of the latest SafeOffset call (≤ 512
 // bytes, stored as the commit's metadata): "window/v1;m=<mode>;c=<cut>;n=<replay until>"
-// plus, in time and session modes, ";me=<max event time at the cut>;cme=<max event time at
-// n>" ("-" when none). Before any SafeOffset it returns the restored checkpoint, or "" on a
+// plus, in count, time and session modes, ";w=<the window parameters>" (Config.shape), and
+// in time and session modes ";me=<max event time at the cut>;cme=<max event time at n>"
+// ("-" when none). Before any SafeOffset it returns the restored checkpoint, or "" on a
 // fresh start. When the Manager is itself still replaying, n (and cme) stay those of the
 // restored checkpoint, so chained restarts never re-emit.
 func (m *Manager[S]) Checkpoint() string {
@@ -132,6 +133,9 @@ func (m *Manager[S]) Checkpoint() string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%sm=%s;c=%d;n=%d", checkpointPrefix, m.mode, m.cut.c, n)
+	if shape := m.cfg.shape(); shape != "" {
+		fmt.Fprintf(&b, ";w=%s", shape)
+	}
 	if m.mode == ModeTime || m.mode == ModeSession {
 		fmt.Fprintf(&b, ";me=%s;cme=%s", fmtEvent(m.cut.me), fmtEvent(cme))
 	}
@@ -153,8 +157,9 @@ func (m *Manager[S]) Checkpoint() string {
 // replay starting below the cut starts from an unknown watermark; both are approximations
 // (time/session: late decisions near the start may differ from the first run). In set and count modes replay simply rebuilds identical windows (those that had
 // closed are emitted again, byte-identical downstream). Restore("") is a fresh start.
-// A malformed or foreign checkpoint returns an error wrapping ErrBadCheckpoint and leaves
-// the Manager fresh (the caller may log it and continue, or Restore("")).
+// A malformed or foreign checkpoint, or one taken in another mode or with other window
+// parameters (size, hop, gap, allowed lateness: the windows it describes are not this
+// Manager's), returns an error wrapping ErrBadCheckpoint and leaves the Manager fresh (the caller may log it and continue, or Restore("")).
 func (m *Manager[S]) Restore(checkpoint string, replayUntil int64) error {
 	if m.used {
 		return fmt.Errorf("window: %w: Restore must be called once, before the first Add", ErrBadCheckpoint)
@@ -180,6 +185,10 @@ func (m *Manager[S]) Restore(checkpoint string, replayUntil int64) error {
 	}
 	if Mode(f["m"]) != m.mode {
 		return bad(fmt.Sprintf("taken in mode %q, this manager is in mode %q", f["m"], m.mode))
+	}
+	// Checkpoints written before the parameters were recorded have no w: trusted.
+	if w, ok := f["w"]; ok && w != m.cfg.shape() {
+		return bad(fmt.Sprintf("taken with window parameters %s, this manager has %s", w, m.cfg.shape()))
 	}
 	c, err1 := strconv.ParseInt(f["c"], 10, 64)
 	n, err2 := strconv.ParseInt(f["n"], 10, 64)

@@ -404,7 +404,7 @@ func TestSafeOffsetExamples(t *testing.T) {
 	if c := tm.SafeOffset(13); c != 11 {
 		t.Fatalf("time cut = %d, want 11", c)
 	}
-	if cp := tm.Checkpoint(); cp != "window/v1;m=time;c=11;n=13;me=5;cme=13" {
+	if cp := tm.Checkpoint(); cp != "window/v1;m=time;c=11;n=13;w=size:10,hop:10,late:0;me=5;cme=13" {
 		t.Fatalf("checkpoint %q", cp)
 	}
 }
