@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"runtime"
 	"strconv"
+	"time"
 
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/schema"
@@ -235,7 +236,7 @@ func (p *Processor) process(rec *Record) {
 			Detail: fmt.Sprintf("value is %d bytes, limit %d (DISTFEAT_MAX_MESSAGE_BYTES)", len(rec.Value), p.cfg.MaxMessageBytes)}, replaying)
 		return
 	}
-	d, err := Decode(p.emb, rec.Key, rec.Value, rec.header(schema.HeaderContentType), rec.Time.UnixMilli(), p.decodeOpt, p.normBuf)
+	d, err := Decode(p.emb, rec.Key, rec.Value, rec.header(schema.HeaderContentType), recordTimeMs(rec.Time), p.decodeOpt, p.normBuf)
 	if err != nil {
 		p.deadLetter(rec, err, replaying)
 		return
@@ -366,4 +367,14 @@ func (p *Processor) finish() Result {
 // one Process or ExpireIdle call together.
 func (p *Processor) finalizeClosed(closed []window.Closed[*embedding.Sketch]) []schema.FeatureRecord {
 	return Finalize(p.specID, closed, p.cfg.FinalizeWorkers, p.hook)
+}
+
+// recordTimeMs is a record's Kafka timestamp in ms, the event time of its points when the
+// value gives none. A record without a timestamp (the zero Time: Kafka's −1, or a Record
+// built without one) counts as 0, so such records still get a deterministic, valid time.
+func recordTimeMs(t time.Time) int64 {
+	if t.IsZero() || t.UnixMilli() < 0 {
+		return 0
+	}
+	return t.UnixMilli()
 }

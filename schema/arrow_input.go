@@ -305,6 +305,9 @@ func (d *arrowDecoder) rowColumns(rec arrow.Record, rows int) (rowCols, error) {
 // eventTime returns row r's event time in ms (the record timestamp when t is absent or null).
 func (d *arrowDecoder) eventTime(c *rowCols, r, row int) (int64, error) {
 	if c.tCol == nil || (c.tNull && c.tCol.IsNull(r)) {
+		if err := checkRecordTime(d.recordTimeMs); err != nil {
+			return 0, err
+		}
 		return d.recordTimeMs, nil
 	}
 	v := int64(0)

@@ -72,6 +72,17 @@ func (o DecodeOptions) resolve() (DecodeOptions, error) {
 	return o, nil
 }
 
+// checkRecordTime accepts the Kafka timestamp of a record without its own t as its event
+// time only within [0, MaxEventTime], like a t: windows and the output's timestamps need a
+// real time. (The processor passes a record without any timestamp as 0.) Outside, the
+// record is a decode error that says how to fix it.
+func checkRecordTime(ms int64) error {
+	if ms < 0 || ms > MaxEventTime {
+		return invalid(ReasonDecode, fmt.Sprintf("no event time: the value has no t and the Kafka record timestamp (%d ms) is outside [0, %d]; give each record a t or a timestamp", ms, int64(MaxEventTime)))
+	}
+	return nil
+}
+
 // DecodeRecord decodes one input record (DESIGN §4) into batches of points.
 //
 // The content type selects the format: "" or application/json (parameters such as

@@ -66,6 +66,7 @@ type jsonFields struct {
 	seen   int
 	set    string
 	hasSet bool
+	hasT   bool // a non-null t: out.EventTime is the record's own, not the Kafka timestamp
 	out    Batch
 }
 
@@ -126,7 +127,7 @@ func (d *jsonDecoder) fieldValue(bit int, f *jsonFields, o DecodeOptions) error 
 		if err != nil {
 			return err
 		}
-		f.out.EventTime = t
+		f.out.EventTime, f.hasT = t, true
 	case fieldEnd:
 		switch {
 		case d.lit("true"):
@@ -143,6 +144,11 @@ func (d *jsonDecoder) fieldValue(bit int, f *jsonFields, o DecodeOptions) error 
 // batch resolves the set ID from the value and the key and returns the decoded batch.
 func (f *jsonFields) batch(key []byte, o DecodeOptions) (Batch, error) {
 	out := f.out
+	if !f.hasT {
+		if err := checkRecordTime(out.EventTime); err != nil {
+			return Batch{}, err
+		}
+	}
 	switch {
 	case f.hasSet:
 		if err := checkSet("", f.set, key, o); err != nil {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
 )
 
 func TestDecodeJSONValid(t *testing.T) {
@@ -294,5 +296,47 @@ func TestDecodeJSONEdgesAccepted(t *testing.T) {
 		if err != nil || len(got) != 1 {
 			t.Errorf("%s: %v", v, err)
 		}
+	}
+}
+
+// TestDecodeRecordTimeFallback: a record without its own t takes its Kafka timestamp as the
+// event time, which must then be a valid event time like a t ([0, MaxEventTime]); with a t
+// (or t null in Arrow, which means absent) the same rule applies to whichever is used.
+func TestDecodeRecordTimeFallback(t *testing.T) {
+	f64 := arrow.PrimitiveTypes.Float64
+	arrowNoT := writeStream(t, []arrowCol{{"set", strs("a")}, {"x", xCol(f64, 2, []float64{0.1, 0.2})}})
+	arrowT := writeStream(t, []arrowCol{{"set", strs("a")}, {"x", xCol(f64, 2, []float64{0.1, 0.2})}, {"t", i64Col(ptr[int64](7))}})
+	arrowNullT := writeStream(t, []arrowCol{{"set", strs("a")}, {"x", xCol(f64, 2, []float64{0.1, 0.2})}, {"t", i64Col(nil)}})
+	for _, tc := range []struct {
+		name        string
+		contentType string
+		value       []byte
+		recordTime  int64
+		want        int64 // event time; -1: a decode error
+	}{
+		{"json, no t, timestamp", ContentTypeJSON, []byte(`{"points":[[0.1,0.2]]}`), 1732000000000, 1732000000000},
+		{"json, no t, timestamp 0", ContentTypeJSON, []byte(`{"points":[[0.1,0.2]]}`), 0, 0},
+		{"json, no t, negative timestamp", ContentTypeJSON, []byte(`{"points":[[0.1,0.2]]}`), -1, -1},
+		{"json, no t, timestamp after 9999", ContentTypeJSON, []byte(`{"points":[[0.1,0.2]]}`), MaxEventTime + 1, -1},
+		{"json, t null, negative timestamp", ContentTypeJSON, []byte(`{"points":[[0.1,0.2]],"t":null}`), -1, -1},
+		{"json, t, negative timestamp", ContentTypeJSON, []byte(`{"points":[[0.1,0.2]],"t":7}`), -1, 7},
+		{"arrow, no t, timestamp", ContentTypeArrow, arrowNoT, 1732000000000, 1732000000000},
+		{"arrow, no t, negative timestamp", ContentTypeArrow, arrowNoT, -1, -1},
+		{"arrow, t null, timestamp after 9999", ContentTypeArrow, arrowNullT, MaxEventTime + 1, -1},
+		{"arrow, t, negative timestamp", ContentTypeArrow, arrowT, -1, 7},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := DecodeRecord([]byte("a"), tc.value, tc.contentType, tc.recordTime, DecodeOptions{Dim: 2})
+			if tc.want < 0 {
+				ie := wantInvalid(t, err, ReasonDecode)
+				if !strings.Contains(ie.Detail, "no event time") || !strings.Contains(ie.Detail, "Kafka record timestamp") {
+					t.Errorf("detail %q does not explain the missing event time", ie.Detail)
+				}
+				return
+			}
+			if err != nil || len(got) != 1 || got[0].EventTime != tc.want {
+				t.Fatalf("got %+v, %v; want one batch at event time %d", got, err, tc.want)
+			}
+		})
 	}
 }
