@@ -422,3 +422,32 @@ func TestKeyless(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordTimeFallback: a record without t takes its Kafka timestamp as the event time of
+// its window; one without any timestamp (Kafka's −1, a zero time) counts as 0, not as year 1.
+func TestRecordTimeFallback(t *testing.T) {
+	e := newEnv(t, smallSpec)
+	for _, tc := range []struct {
+		name string
+		at   time.Time
+		want int64
+	}{
+		{"timestamp", time.UnixMilli(1_732_000_000_123), 1_732_000_000_123},
+		{"no timestamp", time.Time{}, 0},
+		{"before the epoch", time.UnixMilli(-1), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _ := e.newProc(Config{}, nil)
+			rec := jsonRec("a", `{"points":[[0.1,0.2],[0.3,0.4]],"end":true}`)
+			rec.Time = tc.at
+			features, dead := split(processAll(t, p, numbered(0, rec), 1))
+			if len(dead) != 0 || len(features) != 1 {
+				t.Fatalf("%d features, %d dead letters; want 1 window", len(features), len(dead))
+			}
+			w := e.windowsBySet(features)["a"][0]
+			if w.rec.WindowStart != tc.want || w.rec.WindowEnd != tc.want {
+				t.Errorf("window [%d, %d], want event time %d", w.rec.WindowStart, w.rec.WindowEnd, tc.want)
+			}
+		})
+	}
+}
