@@ -332,18 +332,12 @@ func (f *hddFamily) coefficients(a, dens []float64, sc *hddScratch) {
 		dens = sc.densT
 	}
 	sq, lnp, fr, fi := sc.sq[:len(dens)], sc.lnp[:len(dens)], sc.fr[:len(dens)], sc.fi[:len(dens)]
-	for c, p := range dens {
-		sq[c] = math.Sqrt(p)
-	}
 	maxAbsL := 0.0
 	if f.needLog {
+		maxAbsL = hddLogSqrt(f.plan.path, dens, sq, lnp)
+	} else {
 		for c, p := range dens {
-			l := 0.0 // p = 0: p^{½+iλ} = 0 = √p·e^{i·0}
-			if p > 0 {
-				l = logPortable(p)
-			}
-			lnp[c] = l
-			maxAbsL = max(maxAbsL, math.Abs(l))
+			sq[c] = math.Sqrt(p)
 		}
 	}
 	for j, lam := range f.lambdas {
@@ -629,6 +623,43 @@ func (p *projPlan) project2(dstR, dstI, fr, fi []float64, sc *projScratch) {
 		}
 		curR, curI, nsIn = outR, outI, ns
 	}
+}
+
+// hddLogSqrt sets sq[c] = √p and lnp[c] = ln p (logPortable) for p = dens[c] > 0, 0 for
+// any other p (p = 0: p^{½+iλ} = 0 = √p·e^{i·0}), and returns the largest |lnp[c]|. With
+// AVX-512 the cells go 8 at a time through logPortable's operations (cells_amd64.s); a
+// block of 8 with a subnormal or infinite density, and the cells left over, go through
+// hddLogSqrtGo (every path gives the same bits; TestHDDLogSqrtPaths).
+func hddLogSqrt(path dotPath, dens, sq, lnp []float64) float64 {
+	maxAbs := 0.0
+	for k := 0; k < len(dens); {
+		done, m, ran := hddLogSqrtSIMD(path, dens[k:], sq[k:], lnp[k:])
+		k += done
+		maxAbs = max(maxAbs, m)
+		e := len(dens)
+		if ran {
+			e = min(k+8, e) // the block the kernel stopped at, or the cells left over
+		}
+		maxAbs = max(maxAbs, hddLogSqrtGo(dens[k:e], sq[k:e], lnp[k:e]))
+		k = e
+	}
+	return maxAbs
+}
+
+// hddLogSqrtGo is the portable hddLogSqrt.
+func hddLogSqrtGo(dens, sq, lnp []float64) float64 {
+	sq, lnp = sq[:len(dens)], lnp[:len(dens)]
+	maxAbs := 0.0
+	for c, p := range dens {
+		sq[c] = math.Sqrt(p)
+		l := 0.0
+		if p > 0 {
+			l = logPortable(p)
+		}
+		lnp[c] = l
+		maxAbs = max(maxAbs, math.Abs(l))
+	}
+	return maxAbs
 }
 
 // hddCells computes g_λ's real and imaginary parts at the cells: for each c,

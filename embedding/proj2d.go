@@ -183,12 +183,14 @@ func (p *projPlan) project2DT(dstR, dstI, frT, fiT []float64, sc *proj2DScratch)
 	for i := 0; i < nf; i++ {
 		plus, minus := sc.fold[i][0], sc.fold[i][1]
 		fn := fns[i][:g*g]
-		for c := 0; c < g/2; c++ {
-			a, b := fn[c*g:(c+1)*g], fn[(g-1-c)*g:(g-c)*g]
-			pl, mi := plus[c*g:(c+1)*g], minus[c*g:(c+1)*g]
-			for o, x := range a {
-				y := b[o]
-				pl[o], mi[o] = x+y, x-y
+		if !foldLinesSIMD(p.path, fn, g, plus, minus) {
+			for c := 0; c < g/2; c++ {
+				a, b := fn[c*g:(c+1)*g], fn[(g-1-c)*g:(g-c)*g]
+				pl, mi := plus[c*g:(c+1)*g], minus[c*g:(c+1)*g]
+				for o, x := range a {
+					y := b[o]
+					pl[o], mi[o] = x+y, x-y
+				}
 			}
 		}
 		if g%2 == 1 {

@@ -114,3 +114,68 @@ proj8_done:
 	VMOVUPD Z0, (R8)
 	VZEROUPPER
 	RET
+
+// func foldLinesAVX512(fn *float64, width, pairs int, plus, minus *float64)
+//
+// project2DT's fold for c < pairs: with a = line c and b = line G−1−c of the G×G grid fn
+// (line c at fn + c·G·8 bytes), plus[c·G + o] = a[o] + b[o] and minus[c·G + o] = a[o] − b[o]
+// (one rounded VADDPD and VSUBPD per element, as in Go). The last g mod 8 elements of each
+// line use a merge mask K1. g ≥ 1, pairs ≥ 1.
+TEXT ·foldLinesAVX512(SB), NOSPLIT, $0-40
+	MOVQ fn+0(FP), SI
+	MOVQ width+8(FP), CX
+	MOVQ pairs+16(FP), DX
+	MOVQ plus+24(FP), R8
+	MOVQ minus+32(FP), R9
+	MOVQ CX, R10
+	SHLQ $3, R10             // R10 = line length in bytes
+	MOVQ CX, AX
+	DECQ AX
+	IMULQ R10, AX
+	LEAQ (SI)(AX*1), DI      // DI = line G−1
+	MOVQ CX, R11
+	SHRQ $3, R11             // full blocks per line
+	MOVQ CX, BX
+	ANDQ $7, BX              // BX = g mod 8
+	MOVQ BX, CX
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K1             // tail mask: the first g mod 8 lanes
+
+fold_line:
+	XORQ R12, R12            // byte offset in the line
+	MOVQ R11, R13
+	TESTQ R13, R13
+	JZ   fold_tail
+
+fold_block:
+	VMOVUPD (SI)(R12*1), Z0
+	VMOVUPD (DI)(R12*1), Z1
+	VADDPD  Z1, Z0, Z2
+	VSUBPD  Z1, Z0, Z3
+	VMOVUPD Z2, (R8)(R12*1)
+	VMOVUPD Z3, (R9)(R12*1)
+	ADDQ    $64, R12
+	DECQ    R13
+	JNZ     fold_block
+
+fold_tail:
+	TESTQ BX, BX
+	JZ    fold_next
+	VMOVUPD.Z (SI)(R12*1), K1, Z0
+	VMOVUPD.Z (DI)(R12*1), K1, Z1
+	VADDPD  Z1, Z0, Z2
+	VSUBPD  Z1, Z0, Z3
+	VMOVUPD Z2, K1, (R8)(R12*1)
+	VMOVUPD Z3, K1, (R9)(R12*1)
+
+fold_next:
+	ADDQ R10, SI
+	SUBQ R10, DI
+	ADDQ R10, R8
+	ADDQ R10, R9
+	DECQ DX
+	JNZ  fold_line
+	VZEROUPPER
+	RET
