@@ -147,8 +147,24 @@ type hddScratch struct {
 	sq, lnp    []float64 // √p̂ and ln p̂ per cell
 	fr, fi     []float64 // Re and Im of g_λ per cell
 	densT      []float64 // gd = 2: the column-major copy of one grid's densities
+	kdeT       *kdeT     // gd = 2: kdeMass2T's workspace
 	proj       projScratch
 	a          []float64 // A
+}
+
+// newKDET is kdeMass2T's workspace for a gd = 2 family, nil otherwise.
+func (f *hddFamily) newKDET() *kdeT {
+	if f.gd != 2 {
+		return nil
+	}
+	return f.kde.newKDET()
+}
+
+// transposed reports whether densities and gridCoefficients use the column-major layout
+// of a G×G grid (densT[c·G + o] = dens[o·G + c]): with the gd = 2 AVX-512 kernels, whose
+// projection takes that layout (projPlan.use2D) and whose KDE produces it (kdeMass2T).
+func (f *hddFamily) transposed() bool {
+	return f.plan.use2D() && kdeLanesSupported(f.plan.path)
 }
 
 func (f *hddFamily) newScratch() *hddScratch {
@@ -161,6 +177,7 @@ func (f *hddFamily) newScratch() *hddScratch {
 		fr:    make([]float64, f.cells),
 		fi:    make([]float64, f.cells),
 		densT: make([]float64, f.cells),
+		kdeT:  f.newKDET(),
 		proj:  f.plan.newScratch(),
 		a:     make([]float64, f.coefLen),
 	}
@@ -295,7 +312,7 @@ func (f *hddFamily) finalizeBatch(ns []int64, parts []familySketch, outs [][][]f
 func (f *hddFamily) sketchCoefficients(a []float64, counts []int64, n int64, out [][]float32, sc *hddScratch) {
 	f.densities(sc.dens, counts, n, sc)
 	for k := 0; k < f.ngrids; k++ {
-		f.coefficients(a[k*f.blockLen:(k+1)*f.blockLen], sc.dens[k*f.cells:(k+1)*f.cells], sc)
+		f.gridCoefficients(a[k*f.blockLen:(k+1)*f.blockLen], sc.dens[k*f.cells:(k+1)*f.cells], sc)
 	}
 	if f.coef {
 		dst := out[1][:len(a)]
@@ -305,7 +322,8 @@ func (f *hddFamily) sketchCoefficients(a []float64, counts []int64, n int64, out
 	}
 }
 
-// densities computes every grid's normalised, floored density p̂ from binned counts.
+// densities computes every grid's normalised, floored density p̂ from binned counts, in
+// the column-major layout when f.transposed() (the layout gridCoefficients takes).
 func (f *hddFamily) densities(dst []float64, counts []int64, n int64, sc *hddScratch) {
 	for k := 0; k < f.ngrids; k++ {
 		dens := dst[k*f.cells : (k+1)*f.cells]
@@ -315,15 +333,29 @@ func (f *hddFamily) densities(dst []float64, counts []int64, n int64, sc *hddScr
 			}
 			continue
 		}
-		f.kde.kdeMass(dens, counts[k*f.padCells:(k+1)*f.padCells], f.gd, sc.tmpA, sc.tmpB)
+		grid := counts[k*f.padCells : (k+1)*f.padCells]
+		if f.transposed() {
+			f.kde.kdeMass2T(dens, grid, sc.kdeT)
+			normalizeDensityT(dens, f.g, f.floor)
+			continue
+		}
+		f.kde.kdeMass(dens, grid, f.gd, sc.tmpA, sc.tmpB)
 		normalizeDensity(dens, f.floor)
 	}
+}
+
+// gridCoefficients is coefficients for one grid's densities as densities lays them out.
+func (f *hddFamily) gridCoefficients(a, dens []float64, sc *hddScratch) {
+	if f.transposed() {
+		f.cellCoefficients(a, dens, true, sc)
+		return
+	}
+	f.coefficients(a, dens, sc)
 }
 
 // coefficients writes one grid's block A (2M|V|) for density values dens at its
 // midpoints. It does not renormalise dens: tests feed exact densities through it.
 func (f *hddFamily) coefficients(a, dens []float64, sc *hddScratch) {
-	nv := f.nv
 	twoD := f.plan.use2D()
 	if twoD {
 		// The per-cell values below do not depend on the order of the cells: compute them
@@ -331,6 +363,13 @@ func (f *hddFamily) coefficients(a, dens []float64, sc *hddScratch) {
 		transposeGrid(sc.densT, dens, f.g)
 		dens = sc.densT
 	}
+	f.cellCoefficients(a, dens, twoD, sc)
+}
+
+// cellCoefficients is coefficients on densities in project2DT's column-major layout
+// (twoD, which needs f.plan.use2D()) or in the row-major one.
+func (f *hddFamily) cellCoefficients(a, dens []float64, twoD bool, sc *hddScratch) {
+	nv := f.nv
 	sq, lnp, fr, fi := sc.sq[:len(dens)], sc.lnp[:len(dens)], sc.fr[:len(dens)], sc.fi[:len(dens)]
 	maxAbsL := 0.0
 	if f.needLog {

@@ -1,0 +1,44 @@
+//go:build amd64 && !purego
+
+package embedding
+
+import "golang.org/x/sys/cpu"
+
+// kdeDotLanesAVX512 is the AVX-512F kernel of kdeMass2T's first pass (kde_amd64.s).
+// Preconditions (checked by kdeDotLanes): ntap ≥ 1, nblk ≥ 1, rows 0..ntap−1 of x hold
+// 8·nblk values at x + t·ldx bytes, out holds 8·nblk.
+//
+//go:noescape
+func kdeDotLanesAVX512(w *float64, ntap int, x *float64, ldx int, out *float64, nblk int)
+
+// kdeSeqLanesAVX512 is the AVX-512F kernel of kdeMass2T's second pass (kde_amd64.s).
+// Preconditions (checked by kdeSeqLanes): steps ≥ 1, w holds 8·steps values, row r of x
+// holds steps+7 values at x + r·ldx bytes, row r of out the lanes in mask at
+// out + r·ldout bytes.
+//
+//go:noescape
+func kdeSeqLanesAVX512(w *float64, steps int, x *float64, ldx int, out *float64, ldout, rows, mask int)
+
+// kdeLanesSupported reports whether kdeMass2T's kernels run on this machine with path.
+func kdeLanesSupported(path dotPath) bool {
+	return path == dotPathAVX512 && cpu.X86.HasAVX512F
+}
+
+// kdeDotLanes runs kdeDotLanesAVX512 on slices: x[t·ldx + k] for t < len(w), k < len(out),
+// len(out) a positive multiple of 8.
+func kdeDotLanes(w, x []float64, ldx int, out []float64) {
+	if len(w) == 0 || len(out) == 0 || len(out)%8 != 0 || len(x) < (len(w)-1)*ldx+len(out) {
+		panic("embedding: kdeDotLanes: inconsistent dimensions")
+	}
+	kdeDotLanesAVX512(&w[0], len(w), &x[0], 8*ldx, &out[0], len(out)/8)
+}
+
+// kdeSeqLanes runs kdeSeqLanesAVX512 on slices: rows r < rows of x (stride ldx) and out
+// (stride ldout), lanes < nl ≤ 8 stored.
+func kdeSeqLanes(w, x []float64, ldx int, out []float64, ldout, rows, nl int) {
+	steps := len(w) / 8
+	if steps == 0 || rows == 0 || nl < 1 || nl > 8 || len(x) < (rows-1)*ldx+steps+7 || len(out) < (rows-1)*ldout+nl {
+		panic("embedding: kdeSeqLanes: inconsistent dimensions")
+	}
+	kdeSeqLanesAVX512(&w[0], steps, &x[0], 8*ldx, &out[0], 8*ldout, rows, 1<<nl-1)
+}
