@@ -572,3 +572,121 @@ func TestHDDKernelEstimate(t *testing.T) {
 		}
 	}
 }
+
+// TestHDDLogSqrtPaths: hddLogSqrt on every path equals the definition (math.Sqrt, and
+// logPortable for p > 0, else 0) bit for bit, with the same largest |ln p|: cell counts
+// around the kernel's 8, runs at the floor, zeros, negative values, subnormals, +Inf and
+// NaN (which send their block of 8 to the portable code), values at √2/2 and powers of 2.
+func TestHDDLogSqrtPaths(t *testing.T) {
+	rng := NewRNG(22, "hdd-log-sqrt")
+	special := []float64{0, math.Copysign(0, -1), -1, 1, 2, 0.5, math.Sqrt2 / 2,
+		math.Nextafter(math.Sqrt2/2, 0), math.Nextafter(math.Sqrt2/2, 1), 1e-6, 1e300,
+		math.MaxFloat64, 0x1p-1022, 0x1p-1074, 3e-310, math.Inf(1), math.Inf(-1), math.NaN()}
+	for _, n := range []int{1, 7, 8, 9, 16, 17, 100, 4096} {
+		for _, mix := range []string{"plain", "special"} {
+			p := make([]float64, n)
+			for c := range p {
+				switch u := rng.Float64(); {
+				case u < 0.3:
+					p[c] = 1e-6
+				case mix == "special" && u < 0.35:
+					p[c] = special[int(rng.Uint64()%uint64(len(special)))]
+				default:
+					p[c] = math.Exp(rng.Normal() * 3)
+				}
+			}
+			wantS, wantL := make([]float64, n), make([]float64, n)
+			wantMax := 0.0
+			for c, v := range p {
+				wantS[c] = math.Sqrt(v)
+				if v > 0 {
+					wantL[c] = logPortable(v)
+				}
+				wantMax = max(wantMax, math.Abs(wantL[c]))
+			}
+			for _, path := range dotPaths(t) {
+				sq, lnp := make([]float64, n), make([]float64, n)
+				gotMax := hddLogSqrt(path, p, sq, lnp)
+				if math.Float64bits(gotMax) != math.Float64bits(wantMax) {
+					t.Fatalf("n=%d %s path %v: max |ln p| %v, definition %v", n, mix, path, gotMax, wantMax)
+				}
+				for c := range p {
+					if math.Float64bits(sq[c]) != math.Float64bits(wantS[c]) || math.Float64bits(lnp[c]) != math.Float64bits(wantL[c]) {
+						t.Fatalf("n=%d %s path %v cell %d (p = %v): (%v, %v), definition (%v, %v)", n, mix, path, c, p[c], sq[c], lnp[c], wantS[c], wantL[c])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestHDDFinalizePathsBitIdentical: a window's features and coefficients are the same bits
+// on every kernel path (the AVX-512 one takes kdeMass2T, the transposed layout, hddLogSqrt's
+// and project2DT's kernels), for d = 2 with G odd and even, both boundaries, floors that
+// put no, some or all cells at the floor, and windows that are empty, one point, points
+// on the faces and a cloud; and for d = 1, d = 3 and marginal mode, which take other code.
+func TestHDDFinalizePathsBitIdentical(t *testing.T) {
+	type variant struct {
+		dim int
+		mod func(*Family)
+	}
+	var variants []variant
+	for _, g := range []int{7, 16, 33, 64} {
+		for _, boundary := range []string{"reflect", "none"} {
+			for _, floor := range []float64{0, 1e-6, 0.9} {
+				for _, div := range []string{"js", "hellinger"} {
+					variants = append(variants, variant{2, func(fm *Family) {
+						fm.Grid, fm.Boundary, fm.DensityFloor, fm.Divergence = g, boundary, floor, div
+					}})
+				}
+			}
+		}
+	}
+	variants = append(variants,
+		variant{1, func(fm *Family) { fm.Grid, fm.Basis = 33, 10 }},
+		variant{3, func(fm *Family) { fm.Grid, fm.Basis = 9, 20 }},
+		variant{2, func(fm *Family) { fm.Mode, fm.Basis = "marginal", 10 }})
+	rng := NewRNG(23, "hdd-paths")
+	for vi, v := range variants {
+		f := mustCompileHDD(t, hddTestSpec(v.dim, func(fm *Family) {
+			fm.Features, fm.Coefficients = 64, true
+			v.mod(fm)
+		}))
+		windows := map[string][]float64{"empty": nil, "single": make([]float64, v.dim),
+			"faces": make([]float64, 0, 4*v.dim), "cloud": make([]float64, 300*v.dim)}
+		for i := range windows["single"] {
+			windows["single"][i] = rng.Float64()
+		}
+		for _, c := range []float64{0, 1, 0.5, 1e-12} {
+			for j := 0; j < v.dim; j++ {
+				windows["faces"] = append(windows["faces"], c)
+			}
+		}
+		for i := range windows["cloud"] {
+			windows["cloud"][i] = min(1, max(0, 0.4+0.15*rng.Normal()))
+		}
+		for name, u := range windows {
+			s := f.newSketch()
+			s.add(u, v.dim)
+			n := int64(len(u) / v.dim)
+			var want [][]float32
+			for _, path := range dotPaths(t) {
+				f.plan.path = path
+				out := [][]float32{make([]float32, 64), make([]float32, f.coefLen)}
+				s.finalize(n, out)
+				if want == nil {
+					want = out
+					continue
+				}
+				for c := range out {
+					for i := range out[c] {
+						if math.Float32bits(out[c][i]) != math.Float32bits(want[c][i]) {
+							t.Fatalf("variant %d (d=%d G=%d %s floor %g) window %s path %v: column %d[%d] = %v, portable %v",
+								vi, v.dim, f.g, map[bool]string{true: "transposed", false: "row-major"}[f.transposed()], f.floor, name, path, c, i, out[c][i], want[c][i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
