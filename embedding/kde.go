@@ -125,12 +125,7 @@ func (k *kdeAxis) kdeMass2T(dstT []float64, counts []int64, ws *kdeT) {
 	g, n := k.g, k.g+2
 	counts = counts[:n*n]
 	cur := ws.cur
-	for p0 := 0; p0 < n; p0++ {
-		row := counts[p0*n : (p0+1)*n]
-		for p1, c := range row {
-			cur[p1*ws.ldA+p0] = float64(c)
-		}
-	}
+	kdeCountsT(counts, n, cur, ws.ldA)
 	for i1 := 0; i1 < g; i1++ {
 		w := k.w[k.off[i1]:k.off[i1+1]]
 		kdeDotLanes(w, cur[k.start[i1]*ws.ldA:], ws.ldA, ws.mid[i1*ws.ldB+ws.offB:i1*ws.ldB+ws.offB+ws.ldA])
@@ -296,7 +291,11 @@ func normalizeDensityT(densT []float64, g int, floor float64) {
 		return
 	}
 	scale := float64(len(densT)) / total
-	for i, v := range densT {
+	// Only kdeMass2T's AVX-512 path calls normalizeDensityT (scaleFloorSIMD's kernel is
+	// then available); the Go loop does the values the kernel leaves.
+	k := scaleFloorSIMD(densT, scale, floor)
+	for i, v := range densT[k:] {
+		i += k
 		v *= scale
 		if v < floor {
 			v = floor

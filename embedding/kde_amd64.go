@@ -19,9 +19,42 @@ func kdeDotLanesAVX512(w *float64, ntap int, x *float64, ldx int, out *float64, 
 //go:noescape
 func kdeSeqLanesAVX512(w *float64, steps int, x *float64, ldx int, out *float64, ldout, rows, mask int)
 
+// kdeCountsTAVX512 is the AVX-512F/DQ transposed conversion of kdeMass2T (kde_amd64.s).
+// Preconditions (checked by kdeCountsT): n ≥ 1, counts holds n·n values, cur rows of ldc
+// ≥ n values.
+//
+//go:noescape
+func kdeCountsTAVX512(counts *int64, n int, cur *float64, ldc int)
+
+// kdeScaleFloorAVX512 is the AVX-512F kernel of normalizeDensityT's scaling (kde_amd64.s)
+// for n values, n a multiple of 8.
+//
+//go:noescape
+func kdeScaleFloorAVX512(x *float64, n int, scale, floor float64)
+
 // kdeLanesSupported reports whether kdeMass2T's kernels run on this machine with path.
 func kdeLanesSupported(path dotPath) bool {
-	return path == dotPathAVX512 && cpu.X86.HasAVX512F
+	return path == dotPathAVX512 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ
+}
+
+// kdeCountsT sets cur[p1·ldc + p0] = float64(counts[p0·n + p1]) for p0, p1 < n.
+func kdeCountsT(counts []int64, n int, cur []float64, ldc int) {
+	if n < 1 || ldc < n || len(counts) < n*n || len(cur) < (n-1)*ldc+n {
+		panic("embedding: kdeCountsT: inconsistent dimensions")
+	}
+	kdeCountsTAVX512(&counts[0], n, &cur[0], ldc)
+}
+
+// scaleFloorSIMD runs x[i] = max-by-comparison(x[i]·scale, floor) (normalizeDensity's
+// last loop) on the first multiple of 8 values with AVX-512 when the CPU allows it, and
+// returns how many it did.
+func scaleFloorSIMD(x []float64, scale, floor float64) int {
+	n := len(x) &^ 7
+	if !cpu.X86.HasAVX512F || n == 0 {
+		return 0
+	}
+	kdeScaleFloorAVX512(&x[0], n, scale, floor)
+	return n
 }
 
 // kdeDotLanes runs kdeDotLanesAVX512 on slices: x[t·ldx + k] for t < len(w), k < len(out),

@@ -244,3 +244,96 @@ sl_single_step:
 sl_done:
 	VZEROUPPER
 	RET
+
+DATA kdeIota<>+0(SB)/8, $0
+DATA kdeIota<>+8(SB)/8, $1
+DATA kdeIota<>+16(SB)/8, $2
+DATA kdeIota<>+24(SB)/8, $3
+DATA kdeIota<>+32(SB)/8, $4
+DATA kdeIota<>+40(SB)/8, $5
+DATA kdeIota<>+48(SB)/8, $6
+DATA kdeIota<>+56(SB)/8, $7
+GLOBL kdeIota<>(SB), RODATA|NOPTR, $64
+
+// func kdeCountsTAVX512(counts *int64, n int, cur *float64, ldc int)
+//
+// The transposed conversion of an n×n grid of counts: cur[p1·ldc + p0] = float64(counts[p0·n + p1])
+// (VCVTQQ2PD rounds to nearest, like Go's conversion) for p0, p1 < n; the lanes p0 ≥ n of
+// the last block are neither read nor written. 8 values of p0 per gather. n ≥ 1.
+//
+// Z0 p0·n of the current block's lanes, Z1 8·n broadcast, Z2 gathered counts, K1 the
+// block's lanes, K2 gather mask (consumed by the gather).
+TEXT ·kdeCountsTAVX512(SB), NOSPLIT, $0-32
+	MOVQ         counts+0(FP), SI
+	MOVQ         n+8(FP), CX
+	MOVQ         cur+16(FP), DI
+	MOVQ         ldc+24(FP), R9
+	SHLQ         $3, R9              // row stride of cur in bytes
+	VPBROADCASTQ CX, Z3
+	VMOVDQU64    kdeIota<>+0(SB), Z4
+	VPMULLQ      Z3, Z4, Z4          // l·n
+	MOVQ         CX, AX
+	SHLQ         $3, AX
+	VPBROADCASTQ AX, Z1              // 8·n
+	XORQ         R10, R10            // p1
+
+ct_col:
+	VMOVDQA64 Z4, Z0
+	MOVQ      DI, R11                // cur row p1, block 0
+	MOVQ      CX, R12                // lanes left
+	LEAQ      (SI)(R10*8), BX        // &counts[p1]
+
+ct_blk:
+	MOVL  $0xFF, AX
+	CMPQ  R12, $8
+	JGE   ct_mask
+	MOVQ  R12, R13
+	MOVL  $1, AX
+	XCHGQ R13, CX
+	SHLL  CX, AX
+	XCHGQ R13, CX
+	DECL  AX
+
+ct_mask:
+	KMOVW      AX, K1
+	KMOVW      AX, K2
+	VPXORQ     Z2, Z2, Z2
+	VPGATHERQQ (BX)(Z0*8), K2, Z2
+	VCVTQQ2PD  Z2, Z5
+	VMOVUPD    Z5, K1, (R11)
+	VPADDQ     Z1, Z0, Z0
+	ADDQ       $64, R11
+	SUBQ       $8, R12
+	JG         ct_blk
+
+	ADDQ R9, DI
+	INCQ R10
+	CMPQ R10, CX
+	JLT  ct_col
+	VZEROUPPER
+	RET
+
+// func kdeScaleFloorAVX512(x *float64, n int, scale, floor float64)
+//
+// normalizeDensity's last loop for n values, n a multiple of 8: v = x·scale (rounded), and
+// floor where v < floor (ordered: NaN stays), written back.
+TEXT ·kdeScaleFloorAVX512(SB), NOSPLIT, $0-32
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSD scale+16(FP), Z1
+	VBROADCASTSD floor+24(FP), Z2
+	SHRQ         $3, CX
+	JZ           sf_done
+
+sf_loop:
+	VMULPD  (SI), Z1, Z0
+	VCMPPD  $0x11, Z2, Z0, K1   // v < floor
+	VMOVAPD Z2, K1, Z0
+	VMOVUPD Z0, (SI)
+	ADDQ    $64, SI
+	DECQ    CX
+	JNZ     sf_loop
+
+sf_done:
+	VZEROUPPER
+	RET

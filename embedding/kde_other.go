@@ -15,3 +15,11 @@ func kdeDotLanes(_, _ []float64, _ int, _ []float64) {
 func kdeSeqLanes(_, _ []float64, _ int, _ []float64, _, _, _ int) {
 	panic("embedding: kdeSeqLanes: no kernel on this architecture")
 }
+
+// kdeCountsT is never called off amd64 (kdeLanesSupported is false); it panics if it is.
+func kdeCountsT(_ []int64, _ int, _ []float64, _ int) {
+	panic("embedding: kdeCountsT: no kernel on this architecture")
+}
+
+// scaleFloorSIMD does nothing off amd64: the caller scales every value in Go (same bits).
+func scaleFloorSIMD([]float64, float64, float64) int { return 0 }
