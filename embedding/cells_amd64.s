@@ -34,7 +34,8 @@ GLOBL cellsTab<>(SB), RODATA|NOPTR, $168
 // For 8 cells per pass, the operations of hddCellsGo: θ = lam·l; sincosOctant (FMA where
 // it uses math.FMA, rounded operations elsewhere) and sincosPoly's quadrant fix-up with
 // masks; re = sq·cos − 1, im = sq·sin, fr = cr·re − ci·im, fi = ci·re + cr·im, every
-// operation separately rounded. n is a multiple of 8.
+// operation separately rounded. n is a multiple of 8. A block of 8 cells whose sq and lnp
+// all have the bits of the cell before it copies that cell's fr and fi.
 //
 // Z20 lam, Z21 cr, Z22 ci, Z23 sign bit, Z24 integer 1, Z25 integer 2, Z26 2/π, Z27 magic,
 // Z28 pio2Hi, Z29 pio2Lo, Z30 −0.5, Z31 1; Z0.. working registers.
@@ -58,8 +59,27 @@ TEXT ·hddCellsAVX512(SB), NOSPLIT, $0-64
 	BC(136, Z31)
 	SHRQ $3, CX
 	JZ   cells_done
+	JMP  cells_compute             // the first block has no previous cell
 
 cells_loop:
+	// A block whose 8 cells have the bits of the previous cell (sq and lnp: a run at the
+	// density floor, typically) gets that cell's results: the same function of the same
+	// inputs.
+	VBROADCASTSD -8(DI), Z16
+	VPCMPEQQ     (DI), Z16, K5
+	VBROADCASTSD -8(SI), Z17
+	VPCMPEQQ     (SI), Z17, K6
+	KANDW        K5, K6, K5
+	KMOVW        K5, AX
+	CMPL         AX, $0xFF
+	JNE          cells_compute
+	VBROADCASTSD -8(R8), Z15
+	VBROADCASTSD -8(R9), Z17
+	VMOVUPD      Z15, (R8)
+	VMOVUPD      Z17, (R9)
+	JMP          cells_next
+
+cells_compute:
 	VMOVUPD     (DI), Z0
 	VMULPD      Z20, Z0, Z0        // θ = lam·l
 	VMOVAPD     Z27, Z1
@@ -121,6 +141,7 @@ cells_loop:
 	VMOVUPD     Z15, (R8)
 	VMOVUPD     Z17, (R9)
 
+cells_next:
 	ADDQ $64, SI
 	ADDQ $64, DI
 	ADDQ $64, R8

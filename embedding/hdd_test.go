@@ -690,3 +690,56 @@ func TestHDDFinalizePathsBitIdentical(t *testing.T) {
 		}
 	}
 }
+
+// TestHDDCellsRunsPaths: hddCells on every path equals the scalar definition bit for bit
+// when whole blocks of 8 cells repeat the cell before them (the AVX-512 kernel copies that
+// cell's results) and when they only nearly do: same ln p̂ with another √p̂, same √p̂ with
+// another ln p̂, +0 against −0, and runs that start or end inside a block.
+func TestHDDCellsRunsPaths(t *testing.T) {
+	rng := NewRNG(24, "hdd-cells-runs")
+	const n = 256
+	for _, lam := range []float64{0.3, 7} {
+		for trial := 0; trial < 20; trial++ {
+			sq, lnp := make([]float64, n), make([]float64, n)
+			for c := 0; c < n; {
+				run := 1 + int(rng.Uint64()%20)
+				l := rng.Normal() * 4
+				s := math.Sqrt(math.Exp(l))
+				for k := 0; k < run && c < n; k, c = k+1, c+1 {
+					sq[c], lnp[c] = s, l
+					switch u := rng.Float64(); {
+					case u < 0.03:
+						sq[c] = math.Nextafter(s, 0) // same ln p̂, another √p̂
+					case u < 0.06:
+						lnp[c] = math.Nextafter(l, 0) // same √p̂, another ln p̂
+					case u < 0.09:
+						sq[c], lnp[c] = 1, 0
+					case u < 0.12:
+						sq[c], lnp[c] = 1, math.Copysign(0, -1)
+					}
+				}
+			}
+			maxAbsL := 0.0
+			for _, l := range lnp {
+				maxAbsL = max(maxAbsL, math.Abs(l))
+			}
+			cr, ci := rng.Normal(), rng.Normal()
+			for _, path := range dotPaths(t) {
+				fr, fi := make([]float64, n), make([]float64, n)
+				hddCells(path, lam, cr, ci, sq, lnp, fr, fi, maxAbsL)
+				for c, l := range lnp {
+					sn, cs := sincos(lam * l)
+					re, im := float64(sq[c]*cs)-1, float64(sq[c]*sn)
+					wr, wi := float64(cr*re)-float64(ci*im), float64(ci*re)+float64(cr*im)
+					if path == dotPathPortable && l == 0 && math.Signbit(l) {
+						continue // hddCellsGo reuses sincos across ±0 (equal as floats; ln p̂ is never −0)
+					}
+					if math.Float64bits(fr[c]) != math.Float64bits(wr) || math.Float64bits(fi[c]) != math.Float64bits(wi) {
+						t.Fatalf("λ=%v trial %d path %v cell %d (√p̂ %v, ln p̂ %v): (%v, %v), definition (%v, %v)",
+							lam, trial, path, c, sq[c], lnp[c], fr[c], fi[c], wr, wi)
+					}
+				}
+			}
+		}
+	}
+}
