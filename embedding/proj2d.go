@@ -85,10 +85,11 @@ func projLanesGo(th, v []float64, ld int, out []float64) {
 // real and imaginary functions, c-major; the first contraction's outputs, suffix-major;
 // the transposed inputs of project/project2; and the lanes of one second-axis group.
 type proj2DScratch struct {
-	fold  [2][2][]float64 // [function][plus, minus]: half × G
-	mid   [2][]float64    // [function]: len(steps[1].m) × G
-	tr    [2][]float64    // [function]: G × G, column-major copies of row-major inputs
-	lanes []float64       // the widest secGroup
+	fold   [2][2][]float64 // [function][plus, minus]: half × G
+	mid    [2][]float64    // [function]: len(steps[1].m) × G
+	tr     [2][]float64    // [function]: G × G, column-major copies of row-major inputs
+	lanes  []float64       // the widest secGroup
+	lanes2 []float64       // the same for the second function
 }
 
 // secGroup is the part of the second (outer-axis) contraction that reads one column of
@@ -143,6 +144,7 @@ func (p *projPlan) newProj2DScratch() *proj2DScratch {
 		w = max(w, grp.lanes)
 	}
 	s.lanes = make([]float64, w)
+	s.lanes2 = make([]float64, w)
 	return s
 }
 
@@ -208,6 +210,21 @@ func (p *projPlan) project2DT(dstR, dstI, frT, fiT []float64, sc *proj2DScratch)
 		}
 	}
 	dsts := [2][]float64{dstR, dstI}
+	if nf == 2 {
+		// Both functions at once where the kernel allows it (each output as projLanes).
+		for gi := range p.sec {
+			grp := &p.sec[gi]
+			outR, outI := sc.lanes[:grp.lanes], sc.lanes2[:grp.lanes]
+			thR, thI := sc.mid[0][grp.src*g:(grp.src+1)*g], sc.mid[1][grp.src*g:(grp.src+1)*g]
+			k := projLanes2SIMD(p.path, thR, thI, grp.tab, grp.lanes, outR, outI)
+			projLanes(p.path, thR, grp.tab[k:], grp.lanes, outR[k:])
+			projLanes(p.path, thI, grp.tab[k:], grp.lanes, outI[k:])
+			for l, s := range grp.outs {
+				dstR[s], dstI[s] = outR[l], outI[l]
+			}
+		}
+		return
+	}
 	for i := 0; i < nf; i++ {
 		mid, dst := sc.mid[i], dsts[i]
 		for gi := range p.sec {

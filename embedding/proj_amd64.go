@@ -88,3 +88,31 @@ func foldLinesSIMD(path dotPath, fn []float64, g int, plus, minus []float64) boo
 	foldLinesAVX512(&fn[0], g, pairs, &plus[0], &minus[0])
 	return true
 }
+
+// projLanes8x2AVX512 is projLanes8AVX512 for two tables over the same lanes (proj_amd64.s).
+// Preconditions (checked by projLanes2SIMD): h ≥ 1, both tables hold h values, rows
+// 0..h−1 of v hold 8 values at v + c·ldv bytes, outR and outI hold 8.
+//
+//go:noescape
+func projLanes8x2AVX512(thR, thI *float64, h int, v *float64, ldv int, outR, outI *float64)
+
+// projLanes2SIMD runs projLanes(path, thR, v, ld, outR) and projLanes(path, thI, v, ld,
+// outI) together on groups of 8 lanes with AVX-512 when the path and CPU allow it, and
+// returns how many lanes it did (a multiple of 8).
+func projLanes2SIMD(path dotPath, thR, thI, v []float64, ld int, outR, outI []float64) int {
+	h := len(thR)
+	if path != dotPathAVX512 || !cpu.X86.HasAVX512F || h == 0 || len(thI) != h || len(outI) != len(outR) {
+		return 0
+	}
+	n := len(outR) &^ 7
+	if n == 0 {
+		return 0
+	}
+	if ld < len(outR) || len(v) < (h-1)*ld+len(outR) {
+		panic("embedding: projLanes2SIMD: inconsistent dimensions")
+	}
+	for k := 0; k < n; k += 8 {
+		projLanes8x2AVX512(&thR[0], &thI[0], h, &v[k], 8*ld, &outR[k], &outI[k])
+	}
+	return n
+}

@@ -179,3 +179,65 @@ fold_next:
 	JNZ  fold_line
 	VZEROUPPER
 	RET
+
+// func projLanes8x2AVX512(thR, thI *float64, h int, v *float64, ldv int, outR, outI *float64)
+//
+// projLanes8AVX512 for two tables thR and thI over the same 8 lanes of v at once (each
+// value of v loaded once): per lane and table, the same products and sums in the same
+// order. Z0/Z1 a0/a1 of thR, Z2/Z3 a0/a1 of thI, Z4–Z7 th broadcasts, Z8/Z9 rows of v,
+// Z10–Z13 products.
+TEXT ·projLanes8x2AVX512(SB), NOSPLIT, $0-56
+	MOVQ   thR+0(FP), SI
+	MOVQ   thI+8(FP), R10
+	MOVQ   h+16(FP), CX
+	MOVQ   v+24(FP), DI
+	MOVQ   ldv+32(FP), R9
+	MOVQ   outR+40(FP), R8
+	MOVQ   outI+48(FP), R11
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	VPXORQ Z2, Z2, Z2
+	VPXORQ Z3, Z3, Z3
+	MOVQ   CX, DX
+	SHRQ   $1, DX
+	JZ     p8x2_odd
+
+p8x2_loop:
+	VBROADCASTSD (SI), Z4
+	VBROADCASTSD 8(SI), Z5
+	VBROADCASTSD (R10), Z6
+	VBROADCASTSD 8(R10), Z7
+	VMOVUPD      (DI), Z8
+	VMOVUPD      (DI)(R9*1), Z9
+	VMULPD       Z8, Z4, Z10
+	VMULPD       Z9, Z5, Z11
+	VMULPD       Z8, Z6, Z12
+	VMULPD       Z9, Z7, Z13
+	VADDPD       Z10, Z0, Z0
+	VADDPD       Z11, Z1, Z1
+	VADDPD       Z12, Z2, Z2
+	VADDPD       Z13, Z3, Z3
+	ADDQ         $16, SI
+	ADDQ         $16, R10
+	LEAQ         (DI)(R9*2), DI
+	DECQ         DX
+	JNZ          p8x2_loop
+
+p8x2_odd:
+	TESTQ        $1, CX
+	JZ           p8x2_done
+	VBROADCASTSD (SI), Z4
+	VBROADCASTSD (R10), Z6
+	VMOVUPD      (DI), Z8
+	VMULPD       Z8, Z4, Z10
+	VMULPD       Z8, Z6, Z12
+	VADDPD       Z10, Z0, Z0
+	VADDPD       Z12, Z2, Z2
+
+p8x2_done:
+	VADDPD  Z1, Z0, Z0
+	VADDPD  Z3, Z2, Z2
+	VMOVUPD Z0, (R8)
+	VMOVUPD Z2, (R11)
+	VZEROUPPER
+	RET

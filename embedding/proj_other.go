@@ -17,3 +17,8 @@ func hddLogSqrtSIMD(dotPath, []float64, []float64, []float64) (int, float64, boo
 
 // foldLinesSIMD does nothing off amd64: project2DT folds in Go (same bits).
 func foldLinesSIMD(dotPath, []float64, int, []float64, []float64) bool { return false }
+
+// projLanes2SIMD does no lanes off amd64: projLanes computes them (same bits).
+func projLanes2SIMD(dotPath, []float64, []float64, []float64, int, []float64, []float64) int {
+	return 0
+}
