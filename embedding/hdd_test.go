@@ -670,13 +670,22 @@ func TestHDDFinalizePathsBitIdentical(t *testing.T) {
 			s.add(u, v.dim)
 			n := int64(len(u) / v.dim)
 			var want [][]float32
+			var wantA []float64
 			for _, path := range dotPaths(t) {
 				f.plan.path = path
 				out := [][]float32{make([]float32, 64), make([]float32, f.coefLen)}
 				s.finalize(n, out)
+				a := make([]float64, f.coefLen) // A before its rounding to float32
+				f.sketchCoefficients(a, s.(*hddSketch).counts, n, out, f.newScratch())
 				if want == nil {
-					want = out
+					want, wantA = out, a
 					continue
+				}
+				for i := range a {
+					if math.Float64bits(a[i]) != math.Float64bits(wantA[i]) {
+						t.Fatalf("variant %d (d=%d G=%d floor %g) window %s path %v: A[%d] = %v, portable %v",
+							vi, v.dim, f.g, f.floor, name, path, i, a[i], wantA[i])
+					}
 				}
 				for c := range out {
 					for i := range out[c] {
@@ -737,6 +746,52 @@ func TestHDDCellsRunsPaths(t *testing.T) {
 					if math.Float64bits(fr[c]) != math.Float64bits(wr) || math.Float64bits(fi[c]) != math.Float64bits(wi) {
 						t.Fatalf("λ=%v trial %d path %v cell %d (√p̂ %v, ln p̂ %v): (%v, %v), definition (%v, %v)",
 							lam, trial, path, c, sq[c], lnp[c], fr[c], fi[c], wr, wi)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestProject2DTPathsBitIdentical: project2DT on the AVX-512 path (its fold kernel, the
+// dual-table second contraction and projLanes's kernels) equals the portable project and
+// project2 on the row-major functions bit for bit, for G odd and even, below and around 8,
+// basis sizes that give second-axis groups of one to many lanes, and values with signed
+// zeros, tiny and huge magnitudes.
+func TestProject2DTPathsBitIdentical(t *testing.T) {
+	if !dotPathSupported(dotPathAVX512) {
+		t.Skip("no AVX-512 on this machine or build: project2DT is only taken there")
+	}
+	rng := NewRNG(25, "proj-2dt")
+	for _, g := range []int{2, 3, 5, 8, 9, 16, 17, 33, 64} {
+		for _, nb := range []int{1, 3, 10, 100} {
+			basis := cosineIndices(2, nb)
+			fast, ref := newProjPlan(g, basis), newProjPlan(g, basis)
+			fast.path, ref.path = dotPathAVX512, dotPathPortable
+			if !fast.use2D() || ref.use2D() {
+				t.Fatalf("G=%d: use2D %v (AVX-512), %v (portable)", g, fast.use2D(), ref.use2D())
+			}
+			fsc, rsc := fast.newScratch(), ref.newScratch()
+			for trial := 0; trial < 3; trial++ {
+				fr, fi := make([]float64, g*g), make([]float64, g*g)
+				for i := range fr {
+					fr[i], fi[i] = rffDotValue(rng, 1), rffDotValue(rng, 1)
+				}
+				frT, fiT := make([]float64, g*g), make([]float64, g*g)
+				transposeGrid(frT, fr, g)
+				transposeGrid(fiT, fi, g)
+				n := len(basis)
+				wantR, wantI, want1 := make([]float64, n), make([]float64, n), make([]float64, n)
+				ref.project2(wantR, wantI, fr, fi, &rsc)
+				ref.project(want1, fr, &rsc)
+				gotR, gotI, got1 := make([]float64, n), make([]float64, n), make([]float64, n)
+				fast.project2DT(gotR, gotI, frT, fiT, fsc.d2)
+				fast.project2DT(got1, nil, frT, nil, fsc.d2)
+				for s := 0; s < n; s++ {
+					for w, c := range [][2]float64{{gotR[s], wantR[s]}, {gotI[s], wantI[s]}, {got1[s], want1[s]}} {
+						if math.Float64bits(c[0]) != math.Float64bits(c[1]) {
+							t.Fatalf("G=%d |V|=%d trial %d output %d (function %d): AVX-512 %v, portable %v", g, nb, trial, s, w, c[0], c[1])
+						}
 					}
 				}
 			}

@@ -3,7 +3,8 @@ package embedding
 // The joint two-dimensional projection of the hdd coefficients (gd = 2, the default spec's
 // shape), vectorised across grid rows. It computes exactly what project and project2
 // compute, operation for operation; only the data layout and the order in which
-// independent outputs are produced differ:
+// independent outputs are produced differ (project's first contraction sums each output
+// with dot, project2's with dot2, and project2DT follows suit: dotLanes or projLanes):
 //
 //   - the first (innermost) contraction folds each grid row o with the mirror symmetry,
 //     plus_c = x_{o,c} + x_{o,G−1−c} and minus_c = x_{o,c} − x_{o,G−1−c}, stored transposed
@@ -78,6 +79,46 @@ func projLanesGo(th, v []float64, ld int, out []float64) {
 		for l := range o {
 			o[l] = s0[l] + s1[l]
 		}
+	}
+}
+
+// dotLanes sets out[k] = dot(th, column k of v) for every lane k < len(out), column k
+// being v[c·ld + k] for c < len(th): per lane, dot's four partial sums in its order
+// (rff.go). The AVX-512 kernel (kdeDotLanes) does the lanes in groups of 8, Go the rest
+// and every lane on the other paths (TestProject2DTPathsBitIdentical).
+func dotLanes(path dotPath, th, v []float64, ld int, out []float64) {
+	h := len(th)
+	if len(out) == 0 {
+		return
+	}
+	if h == 0 {
+		clear(out)
+		return
+	}
+	if ld < len(out) || len(v) < (h-1)*ld+len(out) {
+		panic("embedding: dotLanes: inconsistent dimensions")
+	}
+	k0 := 0
+	if kdeLanesSupported(path) {
+		k0 = len(out) &^ 7
+		if k0 > 0 {
+			kdeDotLanes(th, v, ld, out[:k0])
+		}
+	}
+	n4 := h &^ 3
+	for k := k0; k < len(out); k++ {
+		var s0, s1, s2, s3 float64
+		c := 0
+		for ; c < n4; c += 4 {
+			s0 += float64(th[c] * v[c*ld+k])
+			s1 += float64(th[c+1] * v[(c+1)*ld+k])
+			s2 += float64(th[c+2] * v[(c+2)*ld+k])
+			s3 += float64(th[c+3] * v[(c+3)*ld+k])
+		}
+		for ; c < h; c++ {
+			s0 += float64(th[c] * v[c*ld+k])
+		}
+		out[k] = (s0 + s1) + (s2 + s3)
 	}
 }
 
@@ -206,7 +247,13 @@ func (p *projPlan) project2DT(dstR, dstI, frT, fiT []float64, sc *proj2DScratch)
 			if m&1 == 1 {
 				v = minus
 			}
-			projLanes(p.path, p.th[m], v, g, mid[s*g:(s+1)*g])
+			if nf == 1 {
+				// project's first contraction sums with dot (four partial sums), project2's
+				// with dot2 (two).
+				dotLanes(p.path, p.th[m], v, g, mid[s*g:(s+1)*g])
+			} else {
+				projLanes(p.path, p.th[m], v, g, mid[s*g:(s+1)*g])
+			}
 		}
 	}
 	dsts := [2][]float64{dstR, dstI}
