@@ -33,6 +33,12 @@ import (
 // below the default density floor (1e-6) and float32 output precision, while the band
 // stays narrow (13 taps for h = 0.02, G = 64).
 
+// Kernels. kdeMass applies K axis by axis in Go: along the last axis each output is a dot
+// (four partial sums, rff.go), along the others one sum in tap order. For d = 2 on the
+// AVX-512 path, kdeMass2T computes the same sums in the same order with each SIMD lane a
+// different output (never splitting one sum), and leaves the result in the column-major
+// layout that the projection takes (TestKDEMass2TBitIdentical).
+
 // kdeCutoff is the truncation radius of the Gaussian kernel in bandwidths.
 const kdeCutoff = 5
 
