@@ -34,7 +34,8 @@ GLOBL cellsTab<>(SB), RODATA|NOPTR, $168
 // For 8 cells per pass, the operations of hddCellsGo: θ = lam·l; sincosOctant (FMA where
 // it uses math.FMA, rounded operations elsewhere) and sincosPoly's quadrant fix-up with
 // masks; re = sq·cos − 1, im = sq·sin, fr = cr·re − ci·im, fi = ci·re + cr·im, every
-// operation separately rounded. n is a multiple of 8.
+// operation separately rounded. n is a multiple of 8. A block of 8 cells whose sq and lnp
+// all have the bits of the cell before it copies that cell's fr and fi.
 //
 // Z20 lam, Z21 cr, Z22 ci, Z23 sign bit, Z24 integer 1, Z25 integer 2, Z26 2/π, Z27 magic,
 // Z28 pio2Hi, Z29 pio2Lo, Z30 −0.5, Z31 1; Z0.. working registers.
@@ -58,8 +59,27 @@ TEXT ·hddCellsAVX512(SB), NOSPLIT, $0-64
 	BC(136, Z31)
 	SHRQ $3, CX
 	JZ   cells_done
+	JMP  cells_compute             // the first block has no previous cell
 
 cells_loop:
+	// A block whose 8 cells have the bits of the previous cell (sq and lnp: a run at the
+	// density floor, typically) gets that cell's results: the same function of the same
+	// inputs.
+	VBROADCASTSD -8(DI), Z16
+	VPCMPEQQ     (DI), Z16, K5
+	VBROADCASTSD -8(SI), Z17
+	VPCMPEQQ     (SI), Z17, K6
+	KANDW        K5, K6, K5
+	KMOVW        K5, AX
+	CMPL         AX, $0xFF
+	JNE          cells_compute
+	VBROADCASTSD -8(R8), Z15
+	VBROADCASTSD -8(R9), Z17
+	VMOVUPD      Z15, (R8)
+	VMOVUPD      Z17, (R9)
+	JMP          cells_next
+
+cells_compute:
 	VMOVUPD     (DI), Z0
 	VMULPD      Z20, Z0, Z0        // θ = lam·l
 	VMOVAPD     Z27, Z1
@@ -121,6 +141,7 @@ cells_loop:
 	VMOVUPD     Z15, (R8)
 	VMOVUPD     Z17, (R9)
 
+cells_next:
 	ADDQ $64, SI
 	ADDQ $64, DI
 	ADDQ $64, R8
@@ -240,5 +261,136 @@ emit_loop:
 	JNZ  emit_loop
 
 emit_done:
+	VZEROUPPER
+	RET
+
+// Constants of hddLogSqrtAVX512 (logPortable's, libm.go).
+DATA logTab<>+0(SB)/8, $0x3FE62E42FEE00000   // ln2Hi
+DATA logTab<>+8(SB)/8, $0x3DEA39EF35793C76   // ln2Lo
+DATA logTab<>+16(SB)/8, $0x3FE5555555555593  // l1
+DATA logTab<>+24(SB)/8, $0x3FD999999997FA04  // l2
+DATA logTab<>+32(SB)/8, $0x3FD2492494229359  // l3
+DATA logTab<>+40(SB)/8, $0x3FCC71C51D8E78AF  // l4
+DATA logTab<>+48(SB)/8, $0x3FC7466496CB03DE  // l5
+DATA logTab<>+56(SB)/8, $0x3FC39A09D078C69F  // l6
+DATA logTab<>+64(SB)/8, $0x3FC2F112DF3E5244  // l7
+DATA logTab<>+72(SB)/8, $0x3FE6A09E667F3BCD  // √2/2
+DATA logTab<>+80(SB)/8, $0x4000000000000000  // 2
+DATA logTab<>+88(SB)/8, $0x3FE0000000000000  // 0.5
+DATA logTab<>+96(SB)/8, $0x0010000000000000  // smallest normal
+DATA logTab<>+104(SB)/8, $0x7FEFFFFFFFFFFFFF // largest finite
+DATA logTab<>+112(SB)/8, $0x7FFFFFFFFFFFFFFF // abs mask
+GLOBL logTab<>(SB), RODATA|NOPTR, $120
+
+#define LB(off, z) VBROADCASTSD logTab<>+off(SB), z
+
+// func hddLogSqrtAVX512(p, sq, lnp *float64, n int) (done int, maxAbs float64)
+//
+// For 8 cells per pass: sq = √p (VSQRTPD, correctly rounded like math.Sqrt), and
+// lnp = logPortable(p) for p > 0, 0 otherwise, with the operations of logPortable: the
+// exact frexp (VGETEXPPD, VGETMANTPD to [½, 1)), the exact √2/2 adjustment, then every
+// product, sum and quotient separately rounded in the same order. maxAbs is the largest
+// |lnp| of the cells done. A block with a lane that is > 0 but not a finite normal number
+// (subnormal, +Inf) stops the kernel before it: done (a multiple of 8) is the number of
+// cells written, and the caller computes that block with logPortable. n is a multiple of 8.
+//
+// Z20 ln2Hi, Z21 ln2Lo, Z22 l1 … Z28 l7, Z29 √2/2, Z30 2, Z31 0.5, Z19 1, Z18 smallest
+// normal, Z17 largest finite, Z16 0, Z15 running max, Z14 abs mask.
+TEXT ·hddLogSqrtAVX512(SB), NOSPLIT, $0-48
+	MOVQ p+0(FP), SI
+	MOVQ sq+8(FP), R8
+	MOVQ lnp+16(FP), DI
+	MOVQ n+24(FP), CX
+	LB(0, Z20)
+	LB(8, Z21)
+	LB(16, Z22)
+	LB(24, Z23)
+	LB(32, Z24)
+	LB(40, Z25)
+	LB(48, Z26)
+	LB(56, Z27)
+	LB(64, Z28)
+	LB(72, Z29)
+	LB(80, Z30)
+	LB(88, Z31)
+	BC(136, Z19)
+	LB(96, Z18)
+	LB(104, Z17)
+	LB(112, Z14)
+	VPXORQ Z16, Z16, Z16
+	VPXORQ Z15, Z15, Z15
+	XORQ   AX, AX
+	SHRQ   $3, CX
+	JZ     log_done
+
+log_loop:
+	VMOVUPD  (SI), Z0
+	VCMPPD   $0x1E, Z16, Z0, K1 // pos: p > 0
+	VCMPPD   $0x1D, Z18, Z0, K2 // p ≥ smallest normal
+	VCMPPD   $0x12, Z17, Z0, K3 // p ≤ largest finite
+	KANDW    K2, K3, K2
+	KANDNW   K1, K2, K4         // pos ∧ ¬normal
+	KORTESTW K4, K4
+	JNZ      log_done
+
+	VSQRTPD Z0, Z1
+	VMOVUPD Z1, (R8)
+
+	VGETEXPPD  Z0, Z2            // e = ⌊log₂ p⌋
+	VGETMANTPD $2, Z0, Z3        // f1 ∈ [½, 1): p = f1·2^(e+1)
+	VADDPD     Z19, Z2, Z4       // k = e + 1
+	VCMPPD     $0x11, Z29, Z3, K5 // f1 < √2/2
+	VADDPD     Z3, Z3, K5, Z3    // f1 *= 2
+	VSUBPD     Z19, Z4, K5, Z4   // k--
+	VSUBPD     Z19, Z3, Z5       // f = f1 − 1
+
+	VADDPD  Z30, Z5, Z6          // 2 + f
+	VDIVPD  Z6, Z5, Z6           // s = f / (2 + f)
+	VMULPD  Z6, Z6, Z7           // s2
+	VMULPD  Z7, Z7, Z8           // s4
+	VMULPD  Z28, Z8, Z9          // s4·l7
+	VADDPD  Z26, Z9, Z9          // l5 + …
+	VMULPD  Z9, Z8, Z9
+	VADDPD  Z24, Z9, Z9          // l3 + …
+	VMULPD  Z9, Z8, Z9
+	VADDPD  Z22, Z9, Z9          // l1 + …
+	VMULPD  Z9, Z7, Z9           // t1 = s2·(…)
+	VMULPD  Z27, Z8, Z10         // s4·l6
+	VADDPD  Z25, Z10, Z10        // l4 + …
+	VMULPD  Z10, Z8, Z10
+	VADDPD  Z23, Z10, Z10        // l2 + …
+	VMULPD  Z10, Z8, Z10         // t2 = s4·(…)
+	VADDPD  Z10, Z9, Z9          // r = t1 + t2
+	VMULPD  Z31, Z5, Z10         // 0.5·f
+	VMULPD  Z5, Z10, Z10         // hfsq = (0.5·f)·f
+	VADDPD  Z9, Z10, Z11         // hfsq + r
+	VMULPD  Z11, Z6, Z11         // s·(hfsq + r)
+	VMULPD  Z21, Z4, Z12         // k·ln2Lo
+	VADDPD  Z12, Z11, Z11        // s·(hfsq+r) + k·ln2Lo
+	VSUBPD  Z11, Z10, Z11        // hfsq − (…)
+	VSUBPD  Z5, Z11, Z11         // (…) − f
+	VMULPD  Z20, Z4, Z12         // k·ln2Hi
+	VSUBPD  Z11, Z12, Z12        // k·ln2Hi − (…)
+	VBLENDMPD Z12, Z16, K1, Z12  // p > 0 ? log p : 0
+	VMOVUPD Z12, (DI)
+	VPANDQ  Z14, Z12, Z12
+	VMAXPD  Z12, Z15, Z15
+
+	ADDQ $64, SI
+	ADDQ $64, R8
+	ADDQ $64, DI
+	ADDQ $8, AX
+	DECQ CX
+	JNZ  log_loop
+
+log_done:
+	MOVQ AX, done+32(FP)
+	VEXTRACTF64X4 $1, Z15, Y0
+	VMAXPD        Y0, Y15, Y0
+	VEXTRACTF128  $1, Y0, X1
+	VMAXPD        X1, X0, X0
+	VPERMILPD     $1, X0, X1
+	VMAXSD        X1, X0, X0
+	VMOVSD        X0, maxAbs+40(FP)
 	VZEROUPPER
 	RET

@@ -147,8 +147,24 @@ type hddScratch struct {
 	sq, lnp    []float64 // √p̂ and ln p̂ per cell
 	fr, fi     []float64 // Re and Im of g_λ per cell
 	densT      []float64 // gd = 2: the column-major copy of one grid's densities
+	kdeT       *kdeT     // gd = 2: kdeMass2T's workspace
 	proj       projScratch
 	a          []float64 // A
+}
+
+// newKDET is kdeMass2T's workspace for a gd = 2 family, nil otherwise.
+func (f *hddFamily) newKDET() *kdeT {
+	if f.gd != 2 {
+		return nil
+	}
+	return f.kde.newKDET()
+}
+
+// transposed reports whether densities and gridCoefficients use the column-major layout
+// of a G×G grid (densT[c·G + o] = dens[o·G + c]): with the gd = 2 AVX-512 kernels, whose
+// projection takes that layout (projPlan.use2D) and whose KDE produces it (kdeMass2T).
+func (f *hddFamily) transposed() bool {
+	return f.plan.use2D() && kdeLanesSupported(f.plan.path)
 }
 
 func (f *hddFamily) newScratch() *hddScratch {
@@ -161,6 +177,7 @@ func (f *hddFamily) newScratch() *hddScratch {
 		fr:    make([]float64, f.cells),
 		fi:    make([]float64, f.cells),
 		densT: make([]float64, f.cells),
+		kdeT:  f.newKDET(),
 		proj:  f.plan.newScratch(),
 		a:     make([]float64, f.coefLen),
 	}
@@ -300,7 +317,7 @@ func (f *hddFamily) finalizeBatch(ns []int64, parts []familySketch, outs [][][]f
 func (f *hddFamily) sketchCoefficients(a []float64, counts []int64, n int64, out [][]float32, sc *hddScratch) {
 	f.densities(sc.dens, counts, n, sc)
 	for k := 0; k < f.ngrids; k++ {
-		f.coefficients(a[k*f.blockLen:(k+1)*f.blockLen], sc.dens[k*f.cells:(k+1)*f.cells], sc)
+		f.gridCoefficients(a[k*f.blockLen:(k+1)*f.blockLen], sc.dens[k*f.cells:(k+1)*f.cells], sc)
 	}
 	if f.coef {
 		dst := out[1][:len(a)]
@@ -310,7 +327,8 @@ func (f *hddFamily) sketchCoefficients(a []float64, counts []int64, n int64, out
 	}
 }
 
-// densities computes every grid's normalised, floored density p̂ from binned counts.
+// densities computes every grid's normalised, floored density p̂ from binned counts, in
+// the column-major layout when f.transposed() (the layout gridCoefficients takes).
 func (f *hddFamily) densities(dst []float64, counts []int64, n int64, sc *hddScratch) {
 	for k := 0; k < f.ngrids; k++ {
 		dens := dst[k*f.cells : (k+1)*f.cells]
@@ -320,15 +338,29 @@ func (f *hddFamily) densities(dst []float64, counts []int64, n int64, sc *hddScr
 			}
 			continue
 		}
-		f.kde.kdeMass(dens, counts[k*f.padCells:(k+1)*f.padCells], f.gd, sc.tmpA, sc.tmpB)
+		grid := counts[k*f.padCells : (k+1)*f.padCells]
+		if f.transposed() {
+			f.kde.kdeMass2T(dens, grid, sc.kdeT)
+			normalizeDensityT(dens, f.g, f.floor)
+			continue
+		}
+		f.kde.kdeMass(dens, grid, f.gd, sc.tmpA, sc.tmpB)
 		normalizeDensity(dens, f.floor)
 	}
+}
+
+// gridCoefficients is coefficients for one grid's densities as densities lays them out.
+func (f *hddFamily) gridCoefficients(a, dens []float64, sc *hddScratch) {
+	if f.transposed() {
+		f.cellCoefficients(a, dens, true, sc)
+		return
+	}
+	f.coefficients(a, dens, sc)
 }
 
 // coefficients writes one grid's block A (2M|V|) for density values dens at its
 // midpoints. It does not renormalise dens: tests feed exact densities through it.
 func (f *hddFamily) coefficients(a, dens []float64, sc *hddScratch) {
-	nv := f.nv
 	twoD := f.plan.use2D()
 	if twoD {
 		// The per-cell values below do not depend on the order of the cells: compute them
@@ -336,19 +368,20 @@ func (f *hddFamily) coefficients(a, dens []float64, sc *hddScratch) {
 		transposeGrid(sc.densT, dens, f.g)
 		dens = sc.densT
 	}
+	f.cellCoefficients(a, dens, twoD, sc)
+}
+
+// cellCoefficients is coefficients on densities in project2DT's column-major layout
+// (twoD, which needs f.plan.use2D()) or in the row-major one.
+func (f *hddFamily) cellCoefficients(a, dens []float64, twoD bool, sc *hddScratch) {
+	nv := f.nv
 	sq, lnp, fr, fi := sc.sq[:len(dens)], sc.lnp[:len(dens)], sc.fr[:len(dens)], sc.fi[:len(dens)]
-	for c, p := range dens {
-		sq[c] = math.Sqrt(p)
-	}
 	maxAbsL := 0.0
 	if f.needLog {
+		maxAbsL = hddLogSqrt(f.plan.path, dens, sq, lnp)
+	} else {
 		for c, p := range dens {
-			l := 0.0 // p = 0: p^{½+iλ} = 0 = √p·e^{i·0}
-			if p > 0 {
-				l = logPortable(p)
-			}
-			lnp[c] = l
-			maxAbsL = max(maxAbsL, math.Abs(l))
+			sq[c] = math.Sqrt(p)
 		}
 	}
 	for j, lam := range f.lambdas {
@@ -634,6 +667,43 @@ func (p *projPlan) project2(dstR, dstI, fr, fi []float64, sc *projScratch) {
 		}
 		curR, curI, nsIn = outR, outI, ns
 	}
+}
+
+// hddLogSqrt sets sq[c] = √p and lnp[c] = ln p (logPortable) for p = dens[c] > 0, 0 for
+// any other p (p = 0: p^{½+iλ} = 0 = √p·e^{i·0}), and returns the largest |lnp[c]|. With
+// AVX-512 the cells go 8 at a time through logPortable's operations (cells_amd64.s); a
+// block of 8 with a subnormal or infinite density, and the cells left over, go through
+// hddLogSqrtGo (every path gives the same bits; TestHDDLogSqrtPaths).
+func hddLogSqrt(path dotPath, dens, sq, lnp []float64) float64 {
+	maxAbs := 0.0
+	for k := 0; k < len(dens); {
+		done, m, ran := hddLogSqrtSIMD(path, dens[k:], sq[k:], lnp[k:])
+		k += done
+		maxAbs = max(maxAbs, m)
+		e := len(dens)
+		if ran {
+			e = min(k+8, e) // the block the kernel stopped at, or the cells left over
+		}
+		maxAbs = max(maxAbs, hddLogSqrtGo(dens[k:e], sq[k:e], lnp[k:e]))
+		k = e
+	}
+	return maxAbs
+}
+
+// hddLogSqrtGo is the portable hddLogSqrt.
+func hddLogSqrtGo(dens, sq, lnp []float64) float64 {
+	sq, lnp = sq[:len(dens)], lnp[:len(dens)]
+	maxAbs := 0.0
+	for c, p := range dens {
+		sq[c] = math.Sqrt(p)
+		l := 0.0
+		if p > 0 {
+			l = logPortable(p)
+		}
+		lnp[c] = l
+		maxAbs = max(maxAbs, math.Abs(l))
+	}
+	return maxAbs
 }
 
 // hddCells computes g_λ's real and imaginary parts at the cells: for each c,

@@ -112,7 +112,7 @@ func BenchmarkHDDFinalizeStages(b *testing.B) {
 	// The coefficients and rff stages need the window's densities and A (their cost
 	// depends on them: cells at the density floor share one sin/cos).
 	f.densities(sc.dens, s.counts, 2500, sc)
-	f.coefficients(sc.a, sc.dens, sc)
+	f.gridCoefficients(sc.a, sc.dens, sc)
 	b.Run("kde", func(b *testing.B) {
 		for b.Loop() {
 			f.densities(sc.dens, s.counts, 2500, sc)
@@ -120,7 +120,7 @@ func BenchmarkHDDFinalizeStages(b *testing.B) {
 	})
 	b.Run("coefficients", func(b *testing.B) {
 		for b.Loop() {
-			f.coefficients(sc.a, sc.dens, sc)
+			f.gridCoefficients(sc.a, sc.dens, sc)
 		}
 	})
 	b.Run("rff", func(b *testing.B) {

@@ -572,3 +572,229 @@ func TestHDDKernelEstimate(t *testing.T) {
 		}
 	}
 }
+
+// TestHDDLogSqrtPaths: hddLogSqrt on every path equals the definition (math.Sqrt, and
+// logPortable for p > 0, else 0) bit for bit, with the same largest |ln p|: cell counts
+// around the kernel's 8, runs at the floor, zeros, negative values, subnormals, +Inf and
+// NaN (which send their block of 8 to the portable code), values at √2/2 and powers of 2.
+func TestHDDLogSqrtPaths(t *testing.T) {
+	rng := NewRNG(22, "hdd-log-sqrt")
+	special := []float64{0, math.Copysign(0, -1), -1, 1, 2, 0.5, math.Sqrt2 / 2,
+		math.Nextafter(math.Sqrt2/2, 0), math.Nextafter(math.Sqrt2/2, 1), 1e-6, 1e300,
+		math.MaxFloat64, 0x1p-1022, 0x1p-1074, 3e-310, math.Inf(1), math.Inf(-1), math.NaN()}
+	for _, n := range []int{1, 7, 8, 9, 16, 17, 100, 4096} {
+		for _, mix := range []string{"plain", "special"} {
+			p := make([]float64, n)
+			for c := range p {
+				switch u := rng.Float64(); {
+				case u < 0.3:
+					p[c] = 1e-6
+				case mix == "special" && u < 0.35:
+					p[c] = special[int(rng.Uint64()%uint64(len(special)))]
+				default:
+					p[c] = math.Exp(rng.Normal() * 3)
+				}
+			}
+			wantS, wantL := make([]float64, n), make([]float64, n)
+			wantMax := 0.0
+			for c, v := range p {
+				wantS[c] = math.Sqrt(v)
+				if v > 0 {
+					wantL[c] = logPortable(v)
+				}
+				wantMax = max(wantMax, math.Abs(wantL[c]))
+			}
+			for _, path := range dotPaths(t) {
+				sq, lnp := make([]float64, n), make([]float64, n)
+				gotMax := hddLogSqrt(path, p, sq, lnp)
+				if math.Float64bits(gotMax) != math.Float64bits(wantMax) {
+					t.Fatalf("n=%d %s path %v: max |ln p| %v, definition %v", n, mix, path, gotMax, wantMax)
+				}
+				for c := range p {
+					if math.Float64bits(sq[c]) != math.Float64bits(wantS[c]) || math.Float64bits(lnp[c]) != math.Float64bits(wantL[c]) {
+						t.Fatalf("n=%d %s path %v cell %d (p = %v): (%v, %v), definition (%v, %v)", n, mix, path, c, p[c], sq[c], lnp[c], wantS[c], wantL[c])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestHDDFinalizePathsBitIdentical: a window's features and coefficients are the same bits
+// on every kernel path (the AVX-512 one takes kdeMass2T, the transposed layout, hddLogSqrt's
+// and project2DT's kernels), for d = 2 with G odd and even, both boundaries, floors that
+// put no, some or all cells at the floor, and windows that are empty, one point, points
+// on the faces and a cloud; and for d = 1, d = 3 and marginal mode, which take other code.
+func TestHDDFinalizePathsBitIdentical(t *testing.T) {
+	type variant struct {
+		dim int
+		mod func(*Family)
+	}
+	var variants []variant
+	for _, g := range []int{7, 16, 33, 64} {
+		for _, boundary := range []string{"reflect", "none"} {
+			for _, floor := range []float64{0, 1e-6, 0.9} {
+				for _, div := range []string{"js", "hellinger"} {
+					variants = append(variants, variant{2, func(fm *Family) {
+						fm.Grid, fm.Boundary, fm.DensityFloor, fm.Divergence = g, boundary, floor, div
+					}})
+				}
+			}
+		}
+	}
+	variants = append(variants,
+		variant{1, func(fm *Family) { fm.Grid, fm.Basis = 33, 10 }},
+		variant{3, func(fm *Family) { fm.Grid, fm.Basis = 9, 20 }},
+		variant{2, func(fm *Family) { fm.Mode, fm.Basis = "marginal", 10 }})
+	rng := NewRNG(23, "hdd-paths")
+	for vi, v := range variants {
+		f := mustCompileHDD(t, hddTestSpec(v.dim, func(fm *Family) {
+			fm.Features, fm.Coefficients = 64, true
+			v.mod(fm)
+		}))
+		windows := map[string][]float64{"empty": nil, "single": make([]float64, v.dim),
+			"faces": make([]float64, 0, 4*v.dim), "cloud": make([]float64, 300*v.dim)}
+		for i := range windows["single"] {
+			windows["single"][i] = rng.Float64()
+		}
+		for _, c := range []float64{0, 1, 0.5, 1e-12} {
+			for j := 0; j < v.dim; j++ {
+				windows["faces"] = append(windows["faces"], c)
+			}
+		}
+		for i := range windows["cloud"] {
+			windows["cloud"][i] = min(1, max(0, 0.4+0.15*rng.Normal()))
+		}
+		for name, u := range windows {
+			s := f.newSketch()
+			s.add(u, v.dim)
+			n := int64(len(u) / v.dim)
+			var want [][]float32
+			var wantA []float64
+			for _, path := range dotPaths(t) {
+				f.plan.path = path
+				out := [][]float32{make([]float32, 64), make([]float32, f.coefLen)}
+				s.finalize(n, out)
+				a := make([]float64, f.coefLen) // A before its rounding to float32
+				f.sketchCoefficients(a, s.(*hddSketch).counts, n, out, f.newScratch())
+				if want == nil {
+					want, wantA = out, a
+					continue
+				}
+				for i := range a {
+					if math.Float64bits(a[i]) != math.Float64bits(wantA[i]) {
+						t.Fatalf("variant %d (d=%d G=%d floor %g) window %s path %v: A[%d] = %v, portable %v",
+							vi, v.dim, f.g, f.floor, name, path, i, a[i], wantA[i])
+					}
+				}
+				for c := range out {
+					for i := range out[c] {
+						if math.Float32bits(out[c][i]) != math.Float32bits(want[c][i]) {
+							t.Fatalf("variant %d (d=%d G=%d %s floor %g) window %s path %v: column %d[%d] = %v, portable %v",
+								vi, v.dim, f.g, map[bool]string{true: "transposed", false: "row-major"}[f.transposed()], f.floor, name, path, c, i, out[c][i], want[c][i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestHDDCellsRunsPaths: hddCells on every path equals the scalar definition bit for bit
+// when whole blocks of 8 cells repeat the cell before them (the AVX-512 kernel copies that
+// cell's results) and when they only nearly do: same ln p̂ with another √p̂, same √p̂ with
+// another ln p̂, +0 against −0, and runs that start or end inside a block.
+func TestHDDCellsRunsPaths(t *testing.T) {
+	rng := NewRNG(24, "hdd-cells-runs")
+	const n = 256
+	for _, lam := range []float64{0.3, 7} {
+		for trial := 0; trial < 20; trial++ {
+			sq, lnp := make([]float64, n), make([]float64, n)
+			for c := 0; c < n; {
+				run := 1 + int(rng.Uint64()%20)
+				l := rng.Normal() * 4
+				s := math.Sqrt(math.Exp(l))
+				for k := 0; k < run && c < n; k, c = k+1, c+1 {
+					sq[c], lnp[c] = s, l
+					switch u := rng.Float64(); {
+					case u < 0.03:
+						sq[c] = math.Nextafter(s, 0) // same ln p̂, another √p̂
+					case u < 0.06:
+						lnp[c] = math.Nextafter(l, 0) // same √p̂, another ln p̂
+					case u < 0.09:
+						sq[c], lnp[c] = 1, 0
+					case u < 0.12:
+						sq[c], lnp[c] = 1, math.Copysign(0, -1)
+					}
+				}
+			}
+			maxAbsL := 0.0
+			for _, l := range lnp {
+				maxAbsL = max(maxAbsL, math.Abs(l))
+			}
+			cr, ci := rng.Normal(), rng.Normal()
+			for _, path := range dotPaths(t) {
+				fr, fi := make([]float64, n), make([]float64, n)
+				hddCells(path, lam, cr, ci, sq, lnp, fr, fi, maxAbsL)
+				for c, l := range lnp {
+					sn, cs := sincos(lam * l)
+					re, im := float64(sq[c]*cs)-1, float64(sq[c]*sn)
+					wr, wi := float64(cr*re)-float64(ci*im), float64(ci*re)+float64(cr*im)
+					if path == dotPathPortable && l == 0 && math.Signbit(l) {
+						continue // hddCellsGo reuses sincos across ±0 (equal as floats; ln p̂ is never −0)
+					}
+					if math.Float64bits(fr[c]) != math.Float64bits(wr) || math.Float64bits(fi[c]) != math.Float64bits(wi) {
+						t.Fatalf("λ=%v trial %d path %v cell %d (√p̂ %v, ln p̂ %v): (%v, %v), definition (%v, %v)",
+							lam, trial, path, c, sq[c], lnp[c], fr[c], fi[c], wr, wi)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestProject2DTPathsBitIdentical: project2DT on the AVX-512 path (its fold kernel, the
+// dual-table second contraction and projLanes's kernels) equals the portable project and
+// project2 on the row-major functions bit for bit, for G odd and even, below and around 8,
+// basis sizes that give second-axis groups of one to many lanes, and values with signed
+// zeros, tiny and huge magnitudes.
+func TestProject2DTPathsBitIdentical(t *testing.T) {
+	if !dotPathSupported(dotPathAVX512) {
+		t.Skip("no AVX-512 on this machine or build: project2DT is only taken there")
+	}
+	rng := NewRNG(25, "proj-2dt")
+	for _, g := range []int{2, 3, 5, 8, 9, 16, 17, 33, 64} {
+		for _, nb := range []int{1, 3, 10, 100} {
+			basis := cosineIndices(2, nb)
+			fast, ref := newProjPlan(g, basis), newProjPlan(g, basis)
+			fast.path, ref.path = dotPathAVX512, dotPathPortable
+			if !fast.use2D() || ref.use2D() {
+				t.Fatalf("G=%d: use2D %v (AVX-512), %v (portable)", g, fast.use2D(), ref.use2D())
+			}
+			fsc, rsc := fast.newScratch(), ref.newScratch()
+			for trial := 0; trial < 3; trial++ {
+				fr, fi := make([]float64, g*g), make([]float64, g*g)
+				for i := range fr {
+					fr[i], fi[i] = rffDotValue(rng, 1), rffDotValue(rng, 1)
+				}
+				frT, fiT := make([]float64, g*g), make([]float64, g*g)
+				transposeGrid(frT, fr, g)
+				transposeGrid(fiT, fi, g)
+				n := len(basis)
+				wantR, wantI, want1 := make([]float64, n), make([]float64, n), make([]float64, n)
+				ref.project2(wantR, wantI, fr, fi, &rsc)
+				ref.project(want1, fr, &rsc)
+				gotR, gotI, got1 := make([]float64, n), make([]float64, n), make([]float64, n)
+				fast.project2DT(gotR, gotI, frT, fiT, fsc.d2)
+				fast.project2DT(got1, nil, frT, nil, fsc.d2)
+				for s := 0; s < n; s++ {
+					for w, c := range [][2]float64{{gotR[s], wantR[s]}, {gotI[s], wantI[s]}, {got1[s], want1[s]}} {
+						if math.Float64bits(c[0]) != math.Float64bits(c[1]) {
+							t.Fatalf("G=%d |V|=%d trial %d output %d (function %d): AVX-512 %v, portable %v", g, nb, trial, s, w, c[0], c[1])
+						}
+					}
+				}
+			}
+		}
+	}
+}

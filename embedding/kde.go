@@ -3,6 +3,7 @@ package embedding
 import (
 	"fmt"
 	"math"
+	"sync"
 )
 
 // Linear binning and the binned Gaussian KDE of the hdd family (DESIGN §3.3 step 1).
@@ -32,6 +33,12 @@ import (
 // below the default density floor (1e-6) and float32 output precision, while the band
 // stays narrow (13 taps for h = 0.02, G = 64).
 
+// Kernels. kdeMass applies K axis by axis in Go: along the last axis each output is a dot
+// (four partial sums, rff.go), along the others one sum in tap order. For d = 2 on the
+// AVX-512 path, kdeMass2T computes the same sums in the same order with each SIMD lane a
+// different output (never splitting one sum), and leaves the result in the column-major
+// layout that the projection takes (TestKDEMass2TBitIdentical).
+
 // kdeCutoff is the truncation radius of the Gaussian kernel in bandwidths.
 const kdeCutoff = 5
 
@@ -42,6 +49,98 @@ type kdeAxis struct {
 	start []int
 	off   []int
 	w     []float64
+	// The second pass of kdeMass2T: outputs in blocks of 8 lanes (lanes(), built on first use).
+	lanesOnce sync.Once
+	lanes     *kdeLanes
+}
+
+// kdeLanes is the operator K rearranged for kdeMass2T's second pass, which computes 8
+// consecutive outputs i = 8b+l (l < 8) of one line at once. Block b reads the line from
+// node base_b on: at step u, lane l adds w_b[8u+l]·line[base_b + u + l], where
+// w_b[8u+l] = K's weight t = u − δ_l of row i (δ_l = start[i] − l − base_b ≥ 0) and 0
+// before and after the row's taps. A lane thus adds its row's products in order, preceded
+// and followed only by exact zeros (+0 + (±0) = +0, x + (±0) = x for x ≠ 0; a sum that
+// starts at +0 is never −0), which is kdeAxis.apply's order bit for bit.
+type kdeLanes struct {
+	base  []int       // per block; may be negative (the line is padded with zeros)
+	w     [][]float64 // per block, 8·steps
+	padL  int         // zeros needed before node 0: max(0, −min base)
+	reach int         // nodes read from node 0 on: max over blocks of base + steps + 7
+}
+
+// laneTable returns (and builds once) the kdeLanes of k.
+func (k *kdeAxis) laneTable() *kdeLanes {
+	k.lanesOnce.Do(func() {
+		nb := (k.g + 7) / 8
+		t := &kdeLanes{base: make([]int, nb), w: make([][]float64, nb)}
+		for b := 0; b < nb; b++ {
+			nl := min(8, k.g-8*b)
+			base := k.start[8*b]
+			for l := 0; l < nl; l++ {
+				base = min(base, k.start[8*b+l]-l)
+			}
+			steps := 0
+			for l := 0; l < nl; l++ {
+				i := 8*b + l
+				steps = max(steps, k.start[i]-l-base+k.off[i+1]-k.off[i])
+			}
+			w := make([]float64, 8*steps)
+			for l := 0; l < nl; l++ {
+				i := 8*b + l
+				d := k.start[i] - l - base
+				for t, wt := range k.w[k.off[i]:k.off[i+1]] {
+					w[8*(d+t)+l] = wt
+				}
+			}
+			t.base[b], t.w[b] = base, w
+			t.padL = max(t.padL, -base)
+			t.reach = max(t.reach, base+steps+7)
+		}
+		k.lanes = t
+	})
+	return k.lanes
+}
+
+// kdeT is the workspace of kdeMass2T, allocated for one axis; the padding it relies on
+// stays zero because the kernels never write it.
+type kdeT struct {
+	ldA  int       // lanes of the transposed counts: G+2 rounded up to a multiple of 8
+	ldB  int       // row stride of the first pass's output
+	offB int       // where node 0 sits in a row of the first pass's output
+	cur  []float64 // (G+2) × ldA: cur[p1·ldA + p0] = count of node (p0, p1)
+	mid  []float64 // G × ldB: mid[i1·ldB + offB + p0] = first pass output (p0, i1)
+}
+
+// newKDET allocates kdeMass2T's workspace for k.
+func (k *kdeAxis) newKDET() *kdeT {
+	n := k.g + 2
+	lt := k.laneTable()
+	ldA := (n + 7) &^ 7
+	ldB := lt.padL + max(ldA, lt.reach)
+	return &kdeT{ldA: ldA, ldB: ldB, offB: lt.padL,
+		cur: make([]float64, n*ldA), mid: make([]float64, k.g*ldB)}
+}
+
+// kdeMass2T is kdeMass for gd = 2 on the AVX-512 kernels (the caller checked
+// kdeLanesSupported), bit for bit, with the result transposed: dstT[i1·G + i0] is kdeMass's
+// dst[i0·G + i1]. The first pass (contracting axis 1 with dot's order of four partial
+// sums) takes the lines p0 as lanes of transposed counts; the second (contracting axis 0,
+// one sum in tap order) takes 8 consecutive outputs i0 as lanes (kdeLanes) of the first
+// pass's output lines, which it reads in the layout it writes.
+func (k *kdeAxis) kdeMass2T(dstT []float64, counts []int64, ws *kdeT) {
+	g, n := k.g, k.g+2
+	counts = counts[:n*n]
+	cur := ws.cur
+	kdeCountsT(counts, n, cur, ws.ldA)
+	for i1 := 0; i1 < g; i1++ {
+		w := k.w[k.off[i1]:k.off[i1+1]]
+		kdeDotLanes(w, cur[k.start[i1]*ws.ldA:], ws.ldA, ws.mid[i1*ws.ldB+ws.offB:i1*ws.ldB+ws.offB+ws.ldA])
+	}
+	lt := k.laneTable()
+	dstT = dstT[:g*g]
+	for b, w := range lt.w {
+		kdeSeqLanes(w, ws.mid[ws.offB+lt.base[b]:], ws.ldB, dstT[8*b:], g, g, min(8, g-8*b))
+	}
 }
 
 // newKDEAxis builds the operator for G cells, bandwidth h (normalised units) and the
@@ -178,6 +277,36 @@ func normalizeDensity(dens []float64, floor float64) {
 			v = floor
 		}
 		dens[i] = v
+	}
+}
+
+// normalizeDensityT is normalizeDensity on the transposed G×G grid densT
+// (densT[i1·G + i0] = dens[i0·G + i1]), bit for bit: the total is summed in dens's order.
+func normalizeDensityT(densT []float64, g int, floor float64) {
+	densT = densT[:g*g]
+	total := 0.0
+	for i0 := 0; i0 < g; i0++ {
+		for i := i0; i < len(densT); i += g {
+			total += densT[i]
+		}
+	}
+	if !(total > 0) {
+		for i := range densT {
+			densT[i] = 1
+		}
+		return
+	}
+	scale := float64(len(densT)) / total
+	// Only kdeMass2T's AVX-512 path calls normalizeDensityT (scaleFloorSIMD's kernel is
+	// then available); the Go loop does the values the kernel leaves.
+	k := scaleFloorSIMD(densT, scale, floor)
+	for i, v := range densT[k:] {
+		i += k
+		v *= scale
+		if v < floor {
+			v = floor
+		}
+		densT[i] = v
 	}
 }
 

@@ -235,3 +235,71 @@ func TestKDENormalize(t *testing.T) {
 		t.Errorf("normalize [3 1 0 0] (mean 1 after ×1), floor 0.01: %v", d)
 	}
 }
+
+// kdeTestCounts returns binned counts of a (G+2)² grid for the named window: empty, one
+// point, points on the faces and corners, a random cloud, or random raw counts (any
+// non-negative int64 up to 2⁴⁴, not only sums of binned points).
+func kdeTestCounts(f *hddFamily, window string, rng *RNG) []int64 {
+	s := f.newSketch().(*hddSketch)
+	switch window {
+	case "empty":
+	case "single":
+		s.add([]float64{rng.Float64(), rng.Float64()}, 2)
+	case "faces":
+		s.add([]float64{0, 0, 1, 1, 0, 1, 1, 0, 0, 0.5, 0.5, 1, 1e-12, 0.999999, 0.5, 0}, 2)
+	case "cloud":
+		s.add(hddBenchPointsSeeded(500, 2, rng.Uint64()), 2)
+	case "raw":
+		for i := range s.counts {
+			if rng.Float64() < 0.7 {
+				s.counts[i] = int64(rng.Uint64() >> 20)
+			}
+		}
+	}
+	return s.counts
+}
+
+// TestKDEMass2TBitIdentical: the AVX-512 d = 2 KDE (kdeMass2T, transposed output) equals
+// the portable kdeMass transposed, and normalizeDensityT equals normalizeDensity, bit for
+// bit: G odd, even, below and around the kernels' 8 lanes, narrow and wide bandwidths
+// (reflections wrapping several times), both boundaries, empty and edge-case windows, and
+// floors that leave no cell, some cells or every cell at the floor.
+func TestKDEMass2TBitIdentical(t *testing.T) {
+	if !kdeLanesSupported(dotPathAVX512) {
+		t.Skip("no AVX-512 kernels on this machine or build: kdeMass is the only path")
+	}
+	rng := NewRNG(21, "kde-2t")
+	for _, g := range []int{2, 3, 5, 7, 8, 9, 15, 16, 17, 33, 64, 65} {
+		for _, h := range []float64{0.004, 0.02, 0.11, 0.6} {
+			for _, boundary := range []string{"reflect", "none"} {
+				f := kdeFamily(t, 2, g, h, boundary)
+				sc := f.newScratch()
+				for _, window := range []string{"empty", "single", "faces", "cloud", "raw"} {
+					counts := kdeTestCounts(f, window, rng)
+					want := make([]float64, f.cells)
+					f.kde.kdeMass(want, counts, 2, sc.tmpA, sc.tmpB)
+					wantT := make([]float64, f.cells)
+					transposeGrid(wantT, want, g)
+					got := make([]float64, f.cells)
+					f.kde.kdeMass2T(got, counts, sc.kdeT)
+					for i := range got {
+						if math.Float64bits(got[i]) != math.Float64bits(wantT[i]) {
+							t.Fatalf("G=%d h=%g %s %s: cell %d: kdeMass2T %v, kdeMass %v", g, h, boundary, window, i, got[i], wantT[i])
+						}
+					}
+					for _, floor := range []float64{0, 1e-6, 0.5, 1e9} {
+						d, dT := append([]float64(nil), want...), append([]float64(nil), got...)
+						normalizeDensity(d, floor)
+						normalizeDensityT(dT, g, floor)
+						transposeGrid(wantT, d, g)
+						for i := range dT {
+							if math.Float64bits(dT[i]) != math.Float64bits(wantT[i]) {
+								t.Fatalf("G=%d h=%g %s %s floor %g: cell %d: normalizeDensityT %v, normalizeDensity %v", g, h, boundary, window, floor, i, dT[i], wantT[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -3,7 +3,8 @@ package embedding
 // The joint two-dimensional projection of the hdd coefficients (gd = 2, the default spec's
 // shape), vectorised across grid rows. It computes exactly what project and project2
 // compute, operation for operation; only the data layout and the order in which
-// independent outputs are produced differ:
+// independent outputs are produced differ (project's first contraction sums each output
+// with dot, project2's with dot2, and project2DT follows suit: dotLanes or projLanes):
 //
 //   - the first (innermost) contraction folds each grid row o with the mirror symmetry,
 //     plus_c = x_{o,c} + x_{o,G−1−c} and minus_c = x_{o,c} − x_{o,G−1−c}, stored transposed
@@ -81,14 +82,55 @@ func projLanesGo(th, v []float64, ld int, out []float64) {
 	}
 }
 
+// dotLanes sets out[k] = dot(th, column k of v) for every lane k < len(out), column k
+// being v[c·ld + k] for c < len(th): per lane, dot's four partial sums in its order
+// (rff.go). The AVX-512 kernel (kdeDotLanes) does the lanes in groups of 8, Go the rest
+// and every lane on the other paths (TestProject2DTPathsBitIdentical).
+func dotLanes(path dotPath, th, v []float64, ld int, out []float64) {
+	h := len(th)
+	if len(out) == 0 {
+		return
+	}
+	if h == 0 {
+		clear(out)
+		return
+	}
+	if ld < len(out) || len(v) < (h-1)*ld+len(out) {
+		panic("embedding: dotLanes: inconsistent dimensions")
+	}
+	k0 := 0
+	if kdeLanesSupported(path) {
+		k0 = len(out) &^ 7
+		if k0 > 0 {
+			kdeDotLanes(th, v, ld, out[:k0])
+		}
+	}
+	n4 := h &^ 3
+	for k := k0; k < len(out); k++ {
+		var s0, s1, s2, s3 float64
+		c := 0
+		for ; c < n4; c += 4 {
+			s0 += float64(th[c] * v[c*ld+k])
+			s1 += float64(th[c+1] * v[(c+1)*ld+k])
+			s2 += float64(th[c+2] * v[(c+2)*ld+k])
+			s3 += float64(th[c+3] * v[(c+3)*ld+k])
+		}
+		for ; c < h; c++ {
+			s0 += float64(th[c] * v[c*ld+k])
+		}
+		out[k] = (s0 + s1) + (s2 + s3)
+	}
+}
+
 // proj2DScratch is the workspace of project2DT: the folded lines (plus, minus) of the
 // real and imaginary functions, c-major; the first contraction's outputs, suffix-major;
 // the transposed inputs of project/project2; and the lanes of one second-axis group.
 type proj2DScratch struct {
-	fold  [2][2][]float64 // [function][plus, minus]: half × G
-	mid   [2][]float64    // [function]: len(steps[1].m) × G
-	tr    [2][]float64    // [function]: G × G, column-major copies of row-major inputs
-	lanes []float64       // the widest secGroup
+	fold   [2][2][]float64 // [function][plus, minus]: half × G
+	mid    [2][]float64    // [function]: len(steps[1].m) × G
+	tr     [2][]float64    // [function]: G × G, column-major copies of row-major inputs
+	lanes  []float64       // the widest secGroup
+	lanes2 []float64       // the same for the second function
 }
 
 // secGroup is the part of the second (outer-axis) contraction that reads one column of
@@ -143,6 +185,7 @@ func (p *projPlan) newProj2DScratch() *proj2DScratch {
 		w = max(w, grp.lanes)
 	}
 	s.lanes = make([]float64, w)
+	s.lanes2 = make([]float64, w)
 	return s
 }
 
@@ -183,12 +226,14 @@ func (p *projPlan) project2DT(dstR, dstI, frT, fiT []float64, sc *proj2DScratch)
 	for i := 0; i < nf; i++ {
 		plus, minus := sc.fold[i][0], sc.fold[i][1]
 		fn := fns[i][:g*g]
-		for c := 0; c < g/2; c++ {
-			a, b := fn[c*g:(c+1)*g], fn[(g-1-c)*g:(g-c)*g]
-			pl, mi := plus[c*g:(c+1)*g], minus[c*g:(c+1)*g]
-			for o, x := range a {
-				y := b[o]
-				pl[o], mi[o] = x+y, x-y
+		if !foldLinesSIMD(p.path, fn, g, plus, minus) {
+			for c := 0; c < g/2; c++ {
+				a, b := fn[c*g:(c+1)*g], fn[(g-1-c)*g:(g-c)*g]
+				pl, mi := plus[c*g:(c+1)*g], minus[c*g:(c+1)*g]
+				for o, x := range a {
+					y := b[o]
+					pl[o], mi[o] = x+y, x-y
+				}
 			}
 		}
 		if g%2 == 1 {
@@ -202,10 +247,31 @@ func (p *projPlan) project2DT(dstR, dstI, frT, fiT []float64, sc *proj2DScratch)
 			if m&1 == 1 {
 				v = minus
 			}
-			projLanes(p.path, p.th[m], v, g, mid[s*g:(s+1)*g])
+			if nf == 1 {
+				// project's first contraction sums with dot (four partial sums), project2's
+				// with dot2 (two).
+				dotLanes(p.path, p.th[m], v, g, mid[s*g:(s+1)*g])
+			} else {
+				projLanes(p.path, p.th[m], v, g, mid[s*g:(s+1)*g])
+			}
 		}
 	}
 	dsts := [2][]float64{dstR, dstI}
+	if nf == 2 {
+		// Both functions at once where the kernel allows it (each output as projLanes).
+		for gi := range p.sec {
+			grp := &p.sec[gi]
+			outR, outI := sc.lanes[:grp.lanes], sc.lanes2[:grp.lanes]
+			thR, thI := sc.mid[0][grp.src*g:(grp.src+1)*g], sc.mid[1][grp.src*g:(grp.src+1)*g]
+			k := projLanes2SIMD(p.path, thR, thI, grp.tab, grp.lanes, outR, outI)
+			projLanes(p.path, thR, grp.tab[k:], grp.lanes, outR[k:])
+			projLanes(p.path, thI, grp.tab[k:], grp.lanes, outI[k:])
+			for l, s := range grp.outs {
+				dstR[s], dstI[s] = outR[l], outI[l]
+			}
+		}
+		return
+	}
 	for i := 0; i < nf; i++ {
 		mid, dst := sc.mid[i], dsts[i]
 		for gi := range p.sec {

@@ -48,3 +48,71 @@ func hddCellsSIMD(path dotPath, lam, cr, ci float64, sq, lnp, fr, fi []float64) 
 	hddCellsAVX512(lam, cr, ci, &sq[0], &lnp[0], &fr[0], &fi[0], n)
 	return n
 }
+
+// hddLogSqrtAVX512 is the AVX-512F kernel of hddLogSqrt for n cells, n a multiple of 8
+// (cells_amd64.s): it stops before the first block of 8 with a cell that is > 0 but not a
+// finite normal number and returns the number of cells done and their largest |ln p|.
+//
+//go:noescape
+func hddLogSqrtAVX512(p, sq, lnp *float64, n int) (done int, maxAbs float64)
+
+// hddLogSqrtSIMD runs hddLogSqrt's kernel on the first multiple of 8 cells with AVX-512
+// when the path and CPU allow it (ran), up to the first block it cannot do; it returns
+// the cells done and their largest |ln p|.
+func hddLogSqrtSIMD(path dotPath, p, sq, lnp []float64) (done int, maxAbs float64, ran bool) {
+	n := len(p) &^ 7
+	if path != dotPathAVX512 || !cpu.X86.HasAVX512F {
+		return 0, 0, false
+	}
+	if n == 0 {
+		return 0, 0, true
+	}
+	done, maxAbs = hddLogSqrtAVX512(&p[0], &sq[0], &lnp[0], n)
+	return done, maxAbs, true
+}
+
+// foldLinesAVX512 is the AVX-512F kernel of project2DT's fold (proj_amd64.s).
+//
+//go:noescape
+func foldLinesAVX512(fn *float64, width, pairs int, plus, minus *float64)
+
+// foldLinesSIMD runs project2DT's fold of the first ⌊G/2⌋ line pairs of fn into plus and
+// minus with AVX-512 when the path and CPU allow it, and reports whether it did.
+func foldLinesSIMD(path dotPath, fn []float64, g int, plus, minus []float64) bool {
+	pairs := g / 2
+	if path != dotPathAVX512 || !cpu.X86.HasAVX512F || pairs == 0 {
+		return false
+	}
+	_, _ = fn[g*g-1], plus[pairs*g-1]
+	_ = minus[pairs*g-1]
+	foldLinesAVX512(&fn[0], g, pairs, &plus[0], &minus[0])
+	return true
+}
+
+// projLanes8x2AVX512 is projLanes8AVX512 for two tables over the same lanes (proj_amd64.s).
+// Preconditions (checked by projLanes2SIMD): h ≥ 1, both tables hold h values, rows
+// 0..h−1 of v hold 8 values at v + c·ldv bytes, outR and outI hold 8.
+//
+//go:noescape
+func projLanes8x2AVX512(thR, thI *float64, h int, v *float64, ldv int, outR, outI *float64)
+
+// projLanes2SIMD runs projLanes(path, thR, v, ld, outR) and projLanes(path, thI, v, ld,
+// outI) together on groups of 8 lanes with AVX-512 when the path and CPU allow it, and
+// returns how many lanes it did (a multiple of 8).
+func projLanes2SIMD(path dotPath, thR, thI, v []float64, ld int, outR, outI []float64) int {
+	h := len(thR)
+	if path != dotPathAVX512 || !cpu.X86.HasAVX512F || h == 0 || len(thI) != h || len(outI) != len(outR) {
+		return 0
+	}
+	n := len(outR) &^ 7
+	if n == 0 {
+		return 0
+	}
+	if ld < len(outR) || len(v) < (h-1)*ld+len(outR) {
+		panic("embedding: projLanes2SIMD: inconsistent dimensions")
+	}
+	for k := 0; k < n; k += 8 {
+		projLanes8x2AVX512(&thR[0], &thI[0], h, &v[k], 8*ld, &outR[k], &outI[k])
+	}
+	return n
+}
