@@ -9,12 +9,13 @@ import (
 
 // TestRFFDotBatchBitIdentical: every θ of rffDotBatch, on every path, equals the definition
 // of rffDot's summation order bit for bit, for window and row counts around the tile
-// kernel's 6 × 4 and lengths with every tail n mod 8, including values that make −0 lanes.
+// kernels' 4 rows × 6 and × 4 windows and lengths with every tail n mod 8, including values
+// that make −0 lanes.
 func TestRFFDotBatchBitIdentical(t *testing.T) {
 	rng := NewRNG(11, "rffdot-batch")
 	for _, n := range []int{1, 2, 7, 8, 9, 15, 16, 17, 63, 100, 1000, 1001} {
 		for _, rows := range []int{1, 3, 4, 5, 8, 11, 12} {
-			for _, nw := range []int{1, 5, 6, 7, 12, 13} {
+			for _, nw := range []int{1, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 16} {
 				omega := make([]float64, rows*n)
 				for i := range omega {
 					omega[i] = rffDotValue(rng, 1)
@@ -57,7 +58,7 @@ func TestRFFDotBatchBitIdentical(t *testing.T) {
 // length that is not a multiple of 8 and a feature count that is not a multiple of the
 // row block).
 func TestRFFApplyBatchBitIdentical(t *testing.T) {
-	for _, tc := range []struct{ in, features, nw int }{{1000, 4096, 16}, {100, 1024, 7}, {13, 130, 13}, {1, 2, 3}, {7, 258, 6}, {1024, 1000, 1}} {
+	for _, tc := range []struct{ in, features, nw int }{{1000, 4096, 16}, {100, 1024, 7}, {13, 130, 13}, {1, 2, 3}, {7, 258, 6}, {1024, 1000, 1}, {50, 300, 4}, {60, 200, 9}, {33, 130, 11}} {
 		gauss := newRFF(NewRNG(3, "rff-batch"), tc.in, tc.features, 0.5)
 		orth := newOrthogonalRFF(NewRNG(3, "rff-batch"), tc.in, tc.features, 0.5)
 		rng := NewRNG(4, "rff-batch-input")

@@ -50,11 +50,22 @@ func rffDotSIMD(path dotPath, omega []float64, n int, a, theta []float64) {
 //go:noescape
 func rffDotTile4x6AVX512(omega, a *float64, n int, theta *float64, ldt int)
 
+// rffDotTile4x4AVX512 is rffDotTile4x6AVX512 for 4 vectors of a (a holds 4·n elements,
+// theta 3·ldt + 4).
+//
+//go:noescape
+func rffDotTile4x4AVX512(omega, a *float64, n int, theta *float64, ldt int)
+
 // rffTileSupported reports whether path has a batch tile kernel on this machine.
 func rffTileSupported(p dotPath) bool { return p == dotPathAVX512 && cpu.X86.HasAVX512F }
 
-// rffDotTile runs the batch tile kernel; the caller checked rffTileSupported.
-func rffDotTile(omega, a []float64, n int, theta []float64, ldt int) {
+// rffDotTile runs the batch tile kernel for 4 rows and windows = rffTileWindows or
+// rffTileSmall windows; the caller checked rffTileSupported.
+func rffDotTile(omega, a []float64, n, windows int, theta []float64, ldt int) {
+	if windows == rffTileSmall {
+		rffDotTile4x4AVX512(&omega[0], &a[0], n, &theta[0], ldt)
+		return
+	}
 	rffDotTile4x6AVX512(&omega[0], &a[0], n, &theta[0], ldt)
 }
 

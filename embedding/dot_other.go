@@ -15,7 +15,7 @@ func rffDotSIMD(_ dotPath, omega []float64, n int, a, theta []float64) {
 func rffTileSupported(dotPath) bool { return false }
 
 // rffDotTile is never called off amd64 (rffTileSupported is false); it panics if it is.
-func rffDotTile(_, _ []float64, _ int, _ []float64, _ int) {
+func rffDotTile(_, _ []float64, _, _ int, _ []float64, _ int) {
 	panic("embedding: rffDotTile: no tile kernel on this architecture")
 }
 

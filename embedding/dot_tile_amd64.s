@@ -168,3 +168,105 @@ tile_reduce:
 	TREE(Z23, 24(R8))
 	VZEROUPPER
 	RET
+
+// rffDotTile4x4AVX512 is rffDotTile4x6AVX512 for 4 windows (Z0..Z15 the lanes of (window
+// w, row r) in Z(4w+r)): the same operations for every output, for the 4 windows left over
+// from the groups of 6, which would otherwise be padded to 6.
+// func rffDotTile4x4AVX512(omega, a *float64, n int, theta *float64, ldt int)
+TEXT ·rffDotTile4x4AVX512(SB), NOSPLIT, $0-40
+	MOVQ omega+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ n+16(FP), CX
+	MOVQ theta+24(FP), R8
+	MOVQ ldt+32(FP), R13
+	SHLQ $3, R13             // R13 = ldt·8
+
+	MOVQ CX, R9
+	SHLQ $3, R9              // R9 = n·8
+	LEAQ (R9)(R9*2), R12     // R12 = 3·n·8
+	MOVQ CX, R10
+	ANDQ $-8, R10
+	LEAQ (DI)(R10*8), R10    // R10 = &a_0[n &^ 7]
+	MOVQ CX, BX
+	ANDQ $7, BX              // BX = t
+	MOVQ BX, CX
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K1             // K1 = (1<<t) − 1
+
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	VPXORQ Z2, Z2, Z2
+	VPXORQ Z3, Z3, Z3
+	VPXORQ Z4, Z4, Z4
+	VPXORQ Z5, Z5, Z5
+	VPXORQ Z6, Z6, Z6
+	VPXORQ Z7, Z7, Z7
+	VPXORQ Z8, Z8, Z8
+	VPXORQ Z9, Z9, Z9
+	VPXORQ Z10, Z10, Z10
+	VPXORQ Z11, Z11, Z11
+	VPXORQ Z12, Z12, Z12
+	VPXORQ Z13, Z13, Z13
+	VPXORQ Z14, Z14, Z14
+	VPXORQ Z15, Z15, Z15
+	CMPQ   DI, R10
+	JAE    tile4_tail
+
+tile4_loop:
+	VMOVUPD (SI), Z24
+	VMOVUPD (SI)(R9*1), Z25
+	VMOVUPD (SI)(R9*2), Z26
+	VMOVUPD (SI)(R12*1), Z27
+	VMOVUPD (DI), Z28
+	VMOVUPD (DI)(R9*1), Z29
+	FMA4(Z28, Z0, Z1, Z2, Z3)
+	FMA4(Z29, Z4, Z5, Z6, Z7)
+	VMOVUPD (DI)(R9*2), Z28
+	VMOVUPD (DI)(R12*1), Z29
+	FMA4(Z28, Z8, Z9, Z10, Z11)
+	FMA4(Z29, Z12, Z13, Z14, Z15)
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	CMPQ    DI, R10
+	JB      tile4_loop
+
+tile4_tail:
+	TESTQ     BX, BX
+	JZ        tile4_reduce
+	VMOVUPD.Z (SI), K1, Z24
+	VMOVUPD.Z (SI)(R9*1), K1, Z25
+	VMOVUPD.Z (SI)(R9*2), K1, Z26
+	VMOVUPD.Z (SI)(R12*1), K1, Z27
+	VMOVUPD.Z (DI), K1, Z28
+	VMOVUPD.Z (DI)(R9*1), K1, Z29
+	FMA4K(Z28, Z0, Z1, Z2, Z3)
+	FMA4K(Z29, Z4, Z5, Z6, Z7)
+	VMOVUPD.Z (DI)(R9*2), K1, Z28
+	VMOVUPD.Z (DI)(R12*1), K1, Z29
+	FMA4K(Z28, Z8, Z9, Z10, Z11)
+	FMA4K(Z29, Z12, Z13, Z14, Z15)
+
+tile4_reduce:
+	TREE(Z0, 0(R8))
+	TREE(Z1, 8(R8))
+	TREE(Z2, 16(R8))
+	TREE(Z3, 24(R8))
+	ADDQ R13, R8
+	TREE(Z4, 0(R8))
+	TREE(Z5, 8(R8))
+	TREE(Z6, 16(R8))
+	TREE(Z7, 24(R8))
+	ADDQ R13, R8
+	TREE(Z8, 0(R8))
+	TREE(Z9, 8(R8))
+	TREE(Z10, 16(R8))
+	TREE(Z11, 24(R8))
+	ADDQ R13, R8
+	TREE(Z12, 0(R8))
+	TREE(Z13, 8(R8))
+	TREE(Z14, 16(R8))
+	TREE(Z15, 24(R8))
+	VZEROUPPER
+	RET

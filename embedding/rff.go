@@ -187,12 +187,12 @@ func (m *rff) applyBatch(b *rffBatch, outs [][]float32, workers int) {
 	}
 	half := m.out / 2
 	rb := m.rowBlock()
-	// With a tile kernel, windows left over from its groups of 6 run at about half its
-	// speed; from 3 left over it is cheaper to pad the group with zero inputs (whose θ
-	// are computed and dropped).
+	// With the tile kernels, windows left over from their groups run at about half their
+	// speed: 3 left over are padded to a tile of 4, 5 to one of 6, with zero inputs (whose
+	// θ are computed and dropped).
 	nc := nw
-	if rffTileSupported(m.path) && nw%rffTileWindows >= rffTileWindows/2 {
-		nc = (nw/rffTileWindows + 1) * rffTileWindows
+	if rffTileSupported(m.path) {
+		nc = rffTilePadded(nw)
 		b.a = b.a[:nc*m.in] // getBatch reserved the room
 		clear(b.a[nw*m.in:])
 	}
@@ -216,14 +216,28 @@ func (m *rff) applyBatch(b *rffBatch, outs [][]float32, workers int) {
 	})
 }
 
-// rffTileWindows is the number of windows of the tile kernel (rffDotTile).
-const rffTileWindows = 6
+// rffTileWindows and rffTileSmall are the numbers of windows of the tile kernels
+// (rffDotTile): groups of 6, and one group of 4 for what is left.
+const (
+	rffTileWindows = 6
+	rffTileSmall   = 4
+)
+
+// rffTilePadded is the number of windows applyBatch computes for nw with the tile kernels:
+// nw, with 3 left over from the groups of 6 padded to 4 and 5 padded to 6.
+func rffTilePadded(nw int) int {
+	if r := nw % rffTileWindows; r == 3 || r == 5 {
+		return nw + 1
+	}
+	return nw
+}
 
 // rffDotBatch sets theta[w·ldt + r] = ω_r·a_w for r < rows and w < nw, with ω_r =
 // omega[r·n : (r+1)·n] and a_w = a[w·n : (w+1)·n], each by rffDot's summation order, so
 // every value is bit-identical to rffDot on that row and vector. With a tile kernel
-// (AVX-512) tiles of 4 rows × 6 windows share their loads; the rows and windows left over,
-// and the other paths, run rffDot per window on the same (cache-resident) rows.
+// (AVX-512) tiles of 4 rows × 6 windows, then one of 4 rows × 4 windows, share their loads;
+// the rows and windows left over, and the other paths, run rffDot per window on the same
+// (cache-resident) rows.
 func rffDotBatch(path dotPath, omega []float64, n, rows int, a []float64, nw int, theta []float64, ldt int) {
 	if rows == 0 || nw == 0 {
 		return
@@ -234,17 +248,22 @@ func rffDotBatch(path dotPath, omega []float64, n, rows int, a []float64, nw int
 	w0 := 0
 	if n > 0 && rffTileSupported(path) {
 		r4 := rows &^ 3
-		for ; w0+rffTileWindows <= nw; w0 += rffTileWindows {
-			aw := a[w0*n : (w0+rffTileWindows)*n]
+		for w0 < nw {
+			tw := rffTileWindows
+			if nw-w0 < rffTileWindows {
+				if nw-w0 < rffTileSmall {
+					break
+				}
+				tw = rffTileSmall
+			}
+			aw := a[w0*n : (w0+tw)*n]
 			for r := 0; r < r4; r += 4 {
-				rffDotTile(omega[r*n:(r+4)*n], aw, n, theta[w0*ldt+r:], ldt)
+				rffDotTile(omega[r*n:(r+4)*n], aw, n, tw, theta[w0*ldt+r:], ldt)
 			}
-			if r4 == rows {
-				continue
-			}
-			for w := w0; w < w0+rffTileWindows; w++ {
+			for w := w0; w < w0+tw && r4 < rows; w++ {
 				rffDot(path, omega[r4*n:rows*n], n, a[w*n:(w+1)*n], theta[w*ldt+r4:w*ldt+rows])
 			}
+			w0 += tw
 		}
 	}
 	for w := w0; w < nw; w++ {
