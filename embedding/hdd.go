@@ -147,17 +147,9 @@ type hddScratch struct {
 	sq, lnp    []float64 // √p̂ and ln p̂ per cell
 	fr, fi     []float64 // Re and Im of g_λ per cell
 	densT      []float64 // gd = 2: the column-major copy of one grid's densities
-	kdeT       *kdeT     // gd = 2: kdeMass2T's workspace
+	kdeT       *kdeT     // kdeMass2T's workspace, allocated on first use
 	proj       projScratch
 	a          []float64 // A
-}
-
-// newKDET is kdeMass2T's workspace for a gd = 2 family, nil otherwise.
-func (f *hddFamily) newKDET() *kdeT {
-	if f.gd != 2 {
-		return nil
-	}
-	return f.kde.newKDET()
 }
 
 // transposed reports whether densities and gridCoefficients use the column-major layout
@@ -177,7 +169,6 @@ func (f *hddFamily) newScratch() *hddScratch {
 		fr:    make([]float64, f.cells),
 		fi:    make([]float64, f.cells),
 		densT: make([]float64, f.cells),
-		kdeT:  f.newKDET(),
 		proj:  f.plan.newScratch(),
 		a:     make([]float64, f.coefLen),
 	}
@@ -340,6 +331,9 @@ func (f *hddFamily) densities(dst []float64, counts []int64, n int64, sc *hddScr
 		}
 		grid := counts[k*f.padCells : (k+1)*f.padCells]
 		if f.transposed() {
+			if sc.kdeT == nil {
+				sc.kdeT = f.kde.newKDET()
+			}
 			f.kde.kdeMass2T(dens, grid, sc.kdeT)
 			normalizeDensityT(dens, f.g, f.floor)
 			continue

@@ -274,6 +274,7 @@ func TestKDEMass2TBitIdentical(t *testing.T) {
 			for _, boundary := range []string{"reflect", "none"} {
 				f := kdeFamily(t, 2, g, h, boundary)
 				sc := f.newScratch()
+				ws := f.kde.newKDET()
 				for _, window := range []string{"empty", "single", "faces", "cloud", "raw"} {
 					counts := kdeTestCounts(f, window, rng)
 					want := make([]float64, f.cells)
@@ -281,7 +282,7 @@ func TestKDEMass2TBitIdentical(t *testing.T) {
 					wantT := make([]float64, f.cells)
 					transposeGrid(wantT, want, g)
 					got := make([]float64, f.cells)
-					f.kde.kdeMass2T(got, counts, sc.kdeT)
+					f.kde.kdeMass2T(got, counts, ws)
 					for i := range got {
 						if math.Float64bits(got[i]) != math.Float64bits(wantT[i]) {
 							t.Fatalf("G=%d h=%g %s %s: cell %d: kdeMass2T %v, kdeMass %v", g, h, boundary, window, i, got[i], wantT[i])
