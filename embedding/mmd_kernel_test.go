@@ -146,14 +146,14 @@ func mmdAccumulateRef(omega, u []float64, n, d, hp int, acc []int64) {
 	}
 }
 
-// TestMMDPortableEdgeCounts checks the portable kernel against the per-term definition on
+// TestMMDPortableEdgeCountsBitIdentical checks the portable kernel against the per-term definition on
 // the bookkeeping edges of its loops: point counts below, at and around the lane counts of
 // mmdSinCosSum (2), mmdSinCosSum2 (3, d = 2) and mmdThetas (4 points per iteration), around
 // the d = 2 chunk size (1024 points) and mmdThetaMax, and every kind of d (1, 2, the
 // gathered column up to mmdColMax, the strided one above). Inputs include points at the
 // origin (θ = ±0, the same argument as the padding and the zero pipeline state, which the
 // kernel must count as real) and a non-zero starting accumulator.
-func TestMMDPortableEdgeCounts(t *testing.T) {
+func TestMMDPortableEdgeCountsBitIdentical(t *testing.T) {
 	rng := NewRNG(21, "portable-edges")
 	counts := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13}
 	for _, tc := range []struct {
@@ -202,12 +202,12 @@ func TestMMDPortableEdgeCounts(t *testing.T) {
 	}
 }
 
-// TestSinCosSum2MatchesPoly checks mmdSinCosSum2 (the fused d = 2 sum) against toFixed of
+// TestSincosSum2MatchesPoly checks mmdSinCosSum2 (the fused d = 2 sum) against toFixed of
 // sincosPoly per point over the argument range of TestSincosFixedMatchesPoly: with ω =
 // (1, 0) the argument is the first coordinate itself, so every scale up to sincosMaxArg,
 // the multiples of π/4 and their neighbours, and signed zeros reach the kernel; random ω
 // and points cover the fused product. Every length modulo the lane count is used.
-func TestSinCosSum2MatchesPoly(t *testing.T) {
+func TestSincosSum2MatchesPoly(t *testing.T) {
 	rng := NewRNG(13, "sincos-sum2")
 	var args []float64
 	for _, scale := range []float64{1e-300, 1e-8, 1, math.Pi / 4, 10, 100, 1e4, 1e8, 1e12, sincosMaxArg} {
