@@ -128,3 +128,117 @@ func TestSincosFixedMatchesPoly(t *testing.T) {
 		t.Fatalf("mmdSinCosSum over %d arguments = (%d, %d), want (%d, %d)", len(th), gs, gc, wantS, wantC)
 	}
 }
+
+// mmdAccumulateRef is the per-term definition of the kernel: acc[r] += toFixed(sin θ) and
+// acc[hp+r] += toFixed(cos θ) with θ = ω_r·u_i (the product, then one FMA per coordinate)
+// and sin, cos from sincosPoly, one (point, frequency) pair at a time.
+func mmdAccumulateRef(omega, u []float64, n, d, hp int, acc []int64) {
+	for r := 0; r < hp; r++ {
+		for i := 0; i < n; i++ {
+			theta := float64(omega[r] * u[i*d])
+			for j := 1; j < d; j++ {
+				theta = fmaF(omega[j*hp+r], u[i*d+j], theta)
+			}
+			s, c := sincosPoly(theta)
+			acc[r] += toFixed(s)
+			acc[hp+r] += toFixed(c)
+		}
+	}
+}
+
+// TestMMDPortableEdgeCountsBitIdentical checks the portable kernel against the per-term definition on
+// the bookkeeping edges of its loops: point counts below, at and around the lane counts of
+// mmdSinCosSum (2), mmdSinCosSum2 (3, d = 2) and mmdThetas (4 points per iteration), around
+// the d = 2 chunk size (1024 points) and mmdThetaMax, and every kind of d (1, 2, the
+// gathered column up to mmdColMax, the strided one above). Inputs include points at the
+// origin (θ = ±0, the same argument as the padding and the zero pipeline state, which the
+// kernel must count as real) and a non-zero starting accumulator.
+func TestMMDPortableEdgeCountsBitIdentical(t *testing.T) {
+	rng := NewRNG(21, "portable-edges")
+	counts := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13}
+	for _, tc := range []struct {
+		d      int
+		counts []int
+	}{
+		{1, append(counts, 2047, 2048, 2049)},
+		{2, append(counts, 1023, 1024, 1025, 3071)},
+		{3, append(counts, 99)},
+		{4, counts},
+		{16, append(counts, 1023, 1024, 1025)},
+		{mmdColMax, counts},
+		{mmdColMax + 1, counts},
+	} {
+		for _, n := range tc.counts {
+			for _, zeros := range []string{"none", "some", "all"} {
+				hp := mmdLanes
+				omega := make([]float64, tc.d*hp)
+				for i := range omega {
+					omega[i] = rng.Normal() * 30
+				}
+				u := make([]float64, n*tc.d)
+				for i := range u {
+					u[i] = rng.Float64()*2 - 0.5
+				}
+				switch zeros {
+				case "some": // every third point at the origin, one of them as −0
+					for i := 0; i < n; i += 3 {
+						clear(u[i*tc.d : (i+1)*tc.d])
+					}
+					u[0] = math.Copysign(0, -1)
+				case "all":
+					clear(u)
+				}
+				got, want := make([]int64, 2*hp), make([]int64, 2*hp)
+				for i := range got {
+					got[i], want[i] = int64(i)*-7777, int64(i)*-7777
+				}
+				mmdAccumulate(mmdPathPortable, omega, u, tc.d, hp, got)
+				mmdAccumulateRef(omega, u, n, tc.d, hp, want)
+				if !slices.Equal(got, want) {
+					t.Fatalf("d=%d n=%d zeros=%s: portable kernel differs from the per-term definition\ngot  %v\nwant %v", tc.d, n, zeros, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestSincosSum2MatchesPoly checks mmdSinCosSum2 (the fused d = 2 sum) against toFixed of
+// sincosPoly per point over the argument range of TestSincosFixedMatchesPoly: with ω =
+// (1, 0) the argument is the first coordinate itself, so every scale up to sincosMaxArg,
+// the multiples of π/4 and their neighbours, and signed zeros reach the kernel; random ω
+// and points cover the fused product. Every length modulo the lane count is used.
+func TestSincosSum2MatchesPoly(t *testing.T) {
+	rng := NewRNG(13, "sincos-sum2")
+	var args []float64
+	for _, scale := range []float64{1e-300, 1e-8, 1, math.Pi / 4, 10, 100, 1e4, 1e8, 1e12, sincosMaxArg} {
+		for i := 0; i < 20000; i++ {
+			args = append(args, (2*rng.Float64()-1)*scale)
+		}
+	}
+	for k := -200; k <= 200; k++ {
+		x := float64(k) * (math.Pi / 4)
+		args = append(args, x, math.Nextafter(x, math.Inf(1)), math.Nextafter(x, math.Inf(-1)))
+	}
+	args = append(args, 0, math.Copysign(0, -1), sincosMaxArg, -sincosMaxArg)
+	u := make([]float64, 2*len(args))
+	for i, x := range args {
+		u[2*i], u[2*i+1] = x, rng.Float64()
+	}
+	cases := []struct {
+		name   string
+		w0, w1 float64
+	}{{"ω=(1,0)", 1, 0}, {"random ω", rng.Normal() * 10, rng.Normal() * 10}}
+	for _, tc := range cases {
+		for _, n := range []int{len(args), len(args) - 1, len(args) - 2} {
+			var wantS, wantC int64
+			for i := 0; i < n; i++ {
+				s, c := sincosPoly(fmaF(tc.w1, u[2*i+1], float64(tc.w0*u[2*i])))
+				wantS += toFixed(s)
+				wantC += toFixed(c)
+			}
+			if gs, gc := mmdSinCosSum2(u[:2*n], tc.w0, tc.w1); gs != wantS || gc != wantC {
+				t.Fatalf("%s, %d points: mmdSinCosSum2 = (%d, %d), want (%d, %d)", tc.name, n, gs, gc, wantS, wantC)
+			}
+		}
+	}
+}

@@ -118,8 +118,9 @@ func cosPi(x float64) float64 {
 // sincosFixed is (toFixed(sin θ), toFixed(cos θ)) for |θ| ≤ sincosMaxArg, bit-identical to
 // toFixed of sincosPoly: sincosOctant's operations, then the quadrant applied to the
 // fixed-point integers with masks (a swap when q is odd, negations when q&2 and (q+1)&2),
-// which is exact because toFixed rounds half to even (toFixed(−x) = −toFixed(x)). Small
-// enough for the compiler to inline into the mmd kernel's point loop.
+// which is exact because toFixed rounds half to even (toFixed(−x) = −toFixed(x)). It is the
+// one-argument form of the portable mmd kernel's sums (mmdSinCosSum, mmdSinCosSum2), which
+// the tests check against it and against sincosPoly.
 func sincosFixed(theta float64) (sin, cos int64) {
 	t := math.FMA(theta, twoOverPi, fixedMagic)
 	k := float64(t - fixedMagic)
