@@ -157,8 +157,7 @@ func benchOnce(ctx context.Context, o benchOptions, prog *progress) (benchResult
 			return benchResult{}, err
 		}
 	}
-	cpu0 := processCPU()
-	pipeElapsed, windows, err := benchPipeline(ctx, brokers, o.specPath, o.workers, o.sets, prog)
+	pipeElapsed, pipeCPU, windows, err := benchPipeline(ctx, brokers, o.specPath, o.workers, o.sets, prog)
 	if o.cpuProfile != "" {
 		pprof.StopCPUProfile()
 	}
@@ -166,7 +165,7 @@ func benchOnce(ctx context.Context, o benchOptions, prog *progress) (benchResult
 		return benchResult{}, fmt.Errorf("pipeline run: %w", err)
 	}
 	return benchResult{points: total, records: records, windows: windows, raw: rawElapsed, pipe: pipeElapsed,
-		pipeCPU: processCPU() - cpu0}, nil
+		pipeCPU: pipeCPU}, nil
 }
 
 // rawCopy reads every record of src (all partitions) and writes it to dst with acks=all,
@@ -228,8 +227,9 @@ func rawCopy(ctx context.Context, brokers []string, src, dst string, records int
 }
 
 // benchPipeline runs workers until every set's window has been received; the clock starts
-// when the first worker is ready (has joined the group).
-func benchPipeline(ctx context.Context, brokers []string, specPath string, workers, sets int, prog *progress) (time.Duration, int, error) {
+// when the first worker is ready (has joined the group). It returns the elapsed time, the
+// process's CPU time over the same span and the windows received.
+func benchPipeline(ctx context.Context, brokers []string, specPath string, workers, sets int, prog *progress) (time.Duration, time.Duration, int, error) {
 	wctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() { stop(); wg.Wait() }()
@@ -246,14 +246,15 @@ func benchPipeline(ctx context.Context, brokers []string, specPath string, worke
 		}()
 	}
 	var start time.Time
+	var cpu0 time.Duration
 	select {
 	case a := <-addrs:
 		if err := waitReady(ctx, a, nil); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
-		start = time.Now()
+		start, cpu0 = time.Now(), processCPU()
 	case <-ctx.Done():
-		return 0, 0, ctx.Err()
+		return 0, 0, 0, ctx.Err()
 	}
 	seen := map[string]bool{}
 	err := consumeFeatures(ctx, plainConn(brokers), testbroker.TopicFeatures, true, 0, func(m kafka.Message, _ []schema.FeatureRecord, _ []string) bool {
@@ -261,12 +262,12 @@ func benchPipeline(ctx context.Context, brokers []string, specPath string, worke
 		prog.update("%d/%d windows", len(seen), sets)
 		return len(seen) < sets
 	}, func(kafka.Message, error) {})
-	elapsed := time.Since(start)
+	elapsed, cpu := time.Since(start), processCPU()-cpu0
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	if len(seen) < sets {
-		return 0, 0, fmt.Errorf("only %d of %d windows arrived: %w", len(seen), sets, ctx.Err())
+		return 0, 0, 0, fmt.Errorf("only %d of %d windows arrived: %w", len(seen), sets, ctx.Err())
 	}
-	return elapsed, len(seen), nil
+	return elapsed, cpu, len(seen), nil
 }
