@@ -129,3 +129,27 @@ func BenchmarkEmbedDefaultSpec(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/window")
 	reportPoints(b, 2500)
 }
+
+// BenchmarkAddWorkers: Sketch.Add of one record's points with the default spec, on one
+// goroutine and shared among 2 (WithAddWorkers); wall time per point.
+func BenchmarkAddWorkers(b *testing.B) {
+	for _, n := range []int{500, 2500} {
+		for _, workers := range []int{1, 2} {
+			b.Run(fmt.Sprintf("points=%d/workers=%d", n, workers), func(b *testing.B) {
+				e, err := New(DefaultSpec(), WithAddWorkers(workers))
+				if err != nil {
+					b.Fatal(err)
+				}
+				u := uniformPoints(NewRNG(1, "bench"), n, 2)
+				s := e.NewSketch()
+				for b.Loop() {
+					s.Add(u)
+					if s.Count() > MaxWindowPoints/2 {
+						s.Reset()
+					}
+				}
+				reportPoints(b, n)
+			})
+		}
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 )
 
 // Column is one output vector: a family's features, or an hdd family's `<name>_coef`.
@@ -50,10 +51,27 @@ type Embedder struct {
 	colsOf  [][2]int // column range of each family
 	cols    []Column // all columns in output order
 	colLens []int    // cols[i].Len
+
+	addWorkers int       // WithAddWorkers: goroutines a large Sketch.Add may use (≤ 1: none)
+	helpers    sync.Pool // *Sketch: empty sketches the parallel Add accumulates into
 }
 
-// New validates spec and compiles it. The spec is copied: later changes to it have no effect.
-func New(spec *Spec) (*Embedder, error) {
+// Option configures an Embedder (New).
+type Option func(*Embedder)
+
+// WithAddWorkers lets Sketch.Add spread a call with enough points (see addShared) over up
+// to n goroutines: each accumulates a contiguous share of the points into an empty sketch
+// of its own, and the shares are merged in. The
+// accumulators are fixed-point integers, so the result is bit for bit that of one goroutine.
+// The worker uses it so that a worker owning fewer busy partitions than it has cores uses
+// them all; embed, which runs sets in parallel already, does not.
+func WithAddWorkers(n int) Option {
+	return func(e *Embedder) { e.addWorkers = n }
+}
+
+// New validates spec and compiles it, configured by opts. The spec is copied: later changes
+// to it have no effect.
+func New(spec *Spec, opts ...Option) (*Embedder, error) {
 	if spec == nil {
 		return nil, &SpecError{Msg: "nil spec"}
 	}
@@ -85,6 +103,9 @@ func New(spec *Spec) (*Embedder, error) {
 	}
 	for _, c := range e.cols {
 		e.colLens = append(e.colLens, c.Len)
+	}
+	for _, o := range opts {
+		o(e)
 	}
 	return e, nil
 }

@@ -22,6 +22,10 @@ type familySketch interface {
 	reset()
 	// sizeBytes is the sketch's memory footprint.
 	sizeBytes() int
+	// addNanos is a rough cost of add per point in ns (a vector machine's order of
+	// magnitude): it decides whether sharing a large add among goroutines pays for merging
+	// the shares' states (Sketch.Add with WithAddWorkers). It never changes a result.
+	addNanos() float64
 }
 
 // batchFamily is a family that finalises many windows of its sketches at once

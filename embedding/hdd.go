@@ -276,6 +276,9 @@ func (s *hddSketch) reset() { clear(s.counts) }
 
 func (s *hddSketch) sizeBytes() int { return 8*len(s.counts) + 48 }
 
+// addNanos: linear binning, ≈ 5 ns per point and grid.
+func (s *hddSketch) addNanos() float64 { return 5 * float64(s.f.ngrids) }
+
 func (s *hddSketch) finalize(n int64, out [][]float32) {
 	f := s.f
 	sc := f.pool.Get().(*hddScratch)

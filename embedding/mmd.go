@@ -109,6 +109,9 @@ func (s *mmdSketch) reset() { clear(s.acc) }
 
 func (s *mmdSketch) sizeBytes() int { return 8*len(s.acc) + 64 }
 
+// addNanos: one sine and cosine per frequency, ≈ 0.6 ns each with AVX-512 (more with d).
+func (s *mmdSketch) addNanos() float64 { return 0.6 * float64(s.fam.hp) * float64(max(1, s.fam.d/2)) }
+
 func (s *mmdSketch) finalize(n int64, out [][]float32) {
 	m := s.fam
 	dst := out[0]

@@ -368,3 +368,45 @@ func TestEmbedderConcurrentUse(t *testing.T) {
 		}
 	}
 }
+
+// TestAddWorkersBitIdentical: an embedder built WithAddWorkers gives, for every family and
+// spec variant, exactly the features of one without, whatever the size of the Add calls
+// (too small to share, shared for some families only, shared for all, uneven shares) and the
+// worker count; the helper sketches go back to the pool empty, so a later window is not
+// polluted.
+func TestAddWorkersBitIdentical(t *testing.T) {
+	specs := batchTestSpecs(t)
+	rng := NewRNG(31, "add-workers")
+	for _, name := range []string{"default", "stages", "hdd-variants", "hdd-d1", "hdd-d3", "orthogonal"} {
+		serial := mustNew(t, specs[name])
+		for _, workers := range []int{2, 3, 7} {
+			par, err := New(specs[name], WithAddWorkers(workers))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, calls := range [][]int{{1}, {5}, {50}, {600}, {4001}, {300, 1500, 2, 7777}, {6, 4000}, {70001}} {
+				a, b := serial.NewSketch(), par.NewSketch()
+				for _, n := range calls {
+					u := uniformPoints(rng, n, serial.Dim())
+					a.Add(u)
+					b.Add(u)
+				}
+				if a.Count() != b.Count() || !equalVectors(a.Finalize(nil), b.Finalize(nil)) {
+					t.Fatalf("spec %s, %d workers, adds of %v points: features differ from one goroutine's", name, workers, calls)
+				}
+			}
+		}
+	}
+	// The shared path does run: for the default spec, 2500 points split mmd and l2 (not hdd,
+	// whose 35 KB of counts cost more to merge than 1250 points to bin), 4001 split all
+	// three; 600 points are not worth waking another core for.
+	e, err := New(specs["default"], WithAddWorkers(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, want := range map[int]bool{20: false, 600: false, 2500: true, 4001: true} {
+		if got := e.NewSketch().addShared(uniformPoints(rng, n, 2), 2, n); got != want {
+			t.Errorf("%d points of the default spec shared among goroutines: %v, want %v", n, got, want)
+		}
+	}
+}

@@ -36,6 +36,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	specPath := fs.String("spec", envOr("SPEC", ""), "feature spec JSON `file` (DISTFEAT_SPEC; empty: the built-in default)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the first run's pipeline phase (worker, broker and feature consumer; not the producer or the ceiling) to this `file`")
+	blockProfile := fs.String("blockprofile", "", "write a profile of where goroutines waited during the first run's pipeline phase to this `file`")
 	repeat := fs.Int("repeat", 3, "independent runs (fresh broker each); medians are reported")
 	if err := parseArgs(fs, args); err != nil {
 		return err
@@ -50,11 +51,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer prog.done()
 
 	o := benchOptions{sets: *sets, points: *points, chunk: *chunk, format: *format, workers: *workers,
-		partitions: *partitions, specPath: *specPath, dim: spec.Dim, cpuProfile: *cpuProfile}
+		partitions: *partitions, specPath: *specPath, dim: spec.Dim, cpuProfile: *cpuProfile, blockProfile: *blockProfile}
 	var runs []benchResult
 	for i := 0; i < *repeat; i++ {
 		r, err := benchOnce(ctx, o, prog)
-		o.cpuProfile = "" // the first run only
+		o.cpuProfile, o.blockProfile = "", "" // the first run only
 		if err != nil {
 			return err
 		}
@@ -82,7 +83,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 type benchOptions struct {
 	sets, points, chunk, workers, partitions, dim int
 	format, specPath                              string
-	cpuProfile                                    string // profile the pipeline phase into this file ("" = none)
+	cpuProfile, blockProfile                      string // profile the pipeline phase into these files ("" = none)
 }
 
 // benchResult is one run's measurements.
@@ -147,6 +148,9 @@ func benchOnce(ctx context.Context, o benchOptions, prog *progress) (benchResult
 		return benchResult{}, fmt.Errorf("ceiling run: %w", err)
 	}
 	prog.update("pipeline: %d workers", o.workers)
+	if o.blockProfile != "" {
+		runtime.SetBlockProfileRate(int(time.Microsecond)) // one sample per µs spent blocked
+	}
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
 		if err != nil {
@@ -160,6 +164,11 @@ func benchOnce(ctx context.Context, o benchOptions, prog *progress) (benchResult
 	pipeElapsed, pipeCPU, windows, err := benchPipeline(ctx, brokers, o.specPath, o.workers, o.sets, prog)
 	if o.cpuProfile != "" {
 		pprof.StopCPUProfile()
+	}
+	if o.blockProfile != "" {
+		if werr := writeBlockProfile(o.blockProfile); err == nil {
+			err = werr
+		}
 	}
 	if err != nil {
 		return benchResult{}, fmt.Errorf("pipeline run: %w", err)
@@ -270,4 +279,16 @@ func benchPipeline(ctx context.Context, brokers []string, specPath string, worke
 		return 0, 0, 0, fmt.Errorf("only %d of %d windows arrived: %w", len(seen), sets, ctx.Err())
 	}
 	return elapsed, cpu, len(seen), nil
+}
+
+// writeBlockProfile writes the block profile gathered since SetBlockProfileRate and stops
+// gathering.
+func writeBlockProfile(path string) error {
+	runtime.SetBlockProfileRate(0)
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return pprof.Lookup("block").WriteTo(f, 0)
 }

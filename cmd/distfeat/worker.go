@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -45,7 +46,9 @@ func serveWorker(ctx context.Context, cfg *config.Config, log *slog.Logger, star
 	if err != nil {
 		return fmt.Errorf("DISTFEAT_SPEC: %w", err)
 	}
-	emb, err := embedding.New(spec)
+	// Large records' points are shared among the cores (same bits): a worker that owns fewer
+	// busy partitions than it has cores still uses them all.
+	emb, err := embedding.New(spec, embedding.WithAddWorkers(runtime.GOMAXPROCS(0)))
 	if err != nil {
 		return fmt.Errorf("DISTFEAT_SPEC: %w", err)
 	}
