@@ -97,18 +97,7 @@ func TestMMDKernelPathsBitIdentical(t *testing.T) {
 // argument at a time (sincosFixed) and summed two at a time (mmdSinCosSum, odd and even
 // lengths). make test-arch runs it under qemu for arm64 too.
 func TestSincosFixedMatchesPoly(t *testing.T) {
-	rng := NewRNG(12, "sincos-fixed")
-	var th []float64
-	for _, scale := range []float64{1e-300, 1e-8, 1, math.Pi / 4, 10, 100, 1e4, 1e8, 1e12, sincosMaxArg} {
-		for i := 0; i < 400000; i++ {
-			th = append(th, (2*rng.Float64()-1)*scale)
-		}
-	}
-	for k := -1000; k <= 1000; k++ {
-		x := float64(k) * (math.Pi / 4)
-		th = append(th, x, math.Nextafter(x, math.Inf(1)), math.Nextafter(x, math.Inf(-1)))
-	}
-	th = append(th, 0, math.Copysign(0, -1), sincosMaxArg, -sincosMaxArg)
+	th := sincosTestArgs(NewRNG(12, "sincos-fixed"), 400000, 1000)
 	var wantS, wantC int64
 	for i, x := range th {
 		s, c := sincosPoly(x)
@@ -202,6 +191,23 @@ func TestMMDPortableEdgeCountsBitIdentical(t *testing.T) {
 	}
 }
 
+// sincosTestArgs is the argument set of the sincos kernel tests: perScale random arguments
+// at each scale from 1e-300 up to sincosMaxArg, the multiples k·π/4 for |k| ≤ kmax and their
+// neighbours (where the quadrant rounding matters), signed zeros and ±sincosMaxArg.
+func sincosTestArgs(rng *RNG, perScale, kmax int) []float64 {
+	var th []float64
+	for _, scale := range []float64{1e-300, 1e-8, 1, math.Pi / 4, 10, 100, 1e4, 1e8, 1e12, sincosMaxArg} {
+		for i := 0; i < perScale; i++ {
+			th = append(th, (2*rng.Float64()-1)*scale)
+		}
+	}
+	for k := -kmax; k <= kmax; k++ {
+		x := float64(k) * (math.Pi / 4)
+		th = append(th, x, math.Nextafter(x, math.Inf(1)), math.Nextafter(x, math.Inf(-1)))
+	}
+	return append(th, 0, math.Copysign(0, -1), sincosMaxArg, -sincosMaxArg)
+}
+
 // TestSincosSum2MatchesPoly checks mmdSinCosSum2 (the fused d = 2 sum) against toFixed of
 // sincosPoly per point over the argument range of TestSincosFixedMatchesPoly: with ω =
 // (1, 0) the argument is the first coordinate itself, so every scale up to sincosMaxArg,
@@ -209,17 +215,7 @@ func TestMMDPortableEdgeCountsBitIdentical(t *testing.T) {
 // and points cover the fused product. Every length modulo the lane count is used.
 func TestSincosSum2MatchesPoly(t *testing.T) {
 	rng := NewRNG(13, "sincos-sum2")
-	var args []float64
-	for _, scale := range []float64{1e-300, 1e-8, 1, math.Pi / 4, 10, 100, 1e4, 1e8, 1e12, sincosMaxArg} {
-		for i := 0; i < 20000; i++ {
-			args = append(args, (2*rng.Float64()-1)*scale)
-		}
-	}
-	for k := -200; k <= 200; k++ {
-		x := float64(k) * (math.Pi / 4)
-		args = append(args, x, math.Nextafter(x, math.Inf(1)), math.Nextafter(x, math.Inf(-1)))
-	}
-	args = append(args, 0, math.Copysign(0, -1), sincosMaxArg, -sincosMaxArg)
+	args := sincosTestArgs(rng, 20000, 200)
 	u := make([]float64, 2*len(args))
 	for i, x := range args {
 		u[2*i], u[2*i+1] = x, rng.Float64()

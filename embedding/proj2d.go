@@ -31,19 +31,27 @@ func (p *projPlan) use2D() bool {
 // AVX-512 kernel does 32 lanes at a time with the same operations (every path gives the
 // same bits; TestProjLanesPaths).
 func projLanes(path dotPath, th, v []float64, ld int, out []float64) {
-	h := len(th)
-	if len(out) == 0 {
+	if !lanesToCompute("projLanes", th, v, ld, out) {
 		return
-	}
-	if h == 0 {
-		clear(out)
-		return
-	}
-	if ld < len(out) || len(v) < (h-1)*ld+len(out) {
-		panic("embedding: projLanes: inconsistent dimensions")
 	}
 	k0 := projLanesSIMD(path, th, v, ld, out)
 	projLanesGo(th, v[k0:], ld, out[k0:])
+}
+
+// lanesToCompute checks the arguments of a lanes kernel (projLanes, dotLanes): it panics
+// on inconsistent dimensions and reports false when there is nothing to compute (no lanes,
+// or no terms: the lanes are then cleared).
+func lanesToCompute(name string, th, v []float64, ld int, out []float64) bool {
+	switch {
+	case len(out) == 0:
+		return false
+	case len(th) == 0:
+		clear(out)
+		return false
+	case ld < len(out) || len(v) < (len(th)-1)*ld+len(out):
+		panic("embedding: " + name + ": inconsistent dimensions")
+	}
+	return true
 }
 
 // projLanesGo is the portable kernel of projLanes: groups of up to 32 lanes with their two
@@ -87,17 +95,10 @@ func projLanesGo(th, v []float64, ld int, out []float64) {
 // (rff.go). The AVX-512 kernel (kdeDotLanes) does the lanes in groups of 8, Go the rest
 // and every lane on the other paths (TestProject2DTPathsBitIdentical).
 func dotLanes(path dotPath, th, v []float64, ld int, out []float64) {
+	if !lanesToCompute("dotLanes", th, v, ld, out) {
+		return
+	}
 	h := len(th)
-	if len(out) == 0 {
-		return
-	}
-	if h == 0 {
-		clear(out)
-		return
-	}
-	if ld < len(out) || len(v) < (h-1)*ld+len(out) {
-		panic("embedding: dotLanes: inconsistent dimensions")
-	}
 	k0 := 0
 	if kdeLanesSupported(path) {
 		k0 = len(out) &^ 7
