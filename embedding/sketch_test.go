@@ -369,12 +369,12 @@ func TestEmbedderConcurrentUse(t *testing.T) {
 	}
 }
 
-// TestAddWorkersBitIdentical: an embedder built WithAddWorkers gives, for every family and
+// TestAddWorkersMatchOneGoroutine: an embedder built WithAddWorkers gives, for every family and
 // spec variant, exactly the features of one without, whatever the size of the Add calls
 // (too small to share, shared for some families only, shared for all, uneven shares) and the
 // worker count; the helper sketches go back to the pool empty, so a later window is not
 // polluted.
-func TestAddWorkersBitIdentical(t *testing.T) {
+func TestAddWorkersMatchOneGoroutine(t *testing.T) {
 	specs := batchTestSpecs(t)
 	rng := NewRNG(31, "add-workers")
 	for _, name := range []string{"default", "stages", "hdd-variants", "hdd-d1", "hdd-d3", "orthogonal"} {
