@@ -73,7 +73,7 @@ func (s *Sketch) addShared(u []float64, d, n int) bool {
 		share := float64(n/parts) * p.addNanos()
 		if share >= mergeRatio*mergeNanosPerWord*float64(p.sizeBytes()/8) {
 			split[f] = true
-			work += float64(n) * p.addNanos()
+			work += float64(float64(n) * p.addNanos()) // rounded: no fused multiply-add in this package (TestNoImplicitFusion)
 		}
 	}
 	if work < parallelAddMinNanos {
