@@ -237,27 +237,32 @@ func TestDeterministic(t *testing.T) {
 	}
 }
 
-// TestBaseSpecStages: with a base spec, other fields are kept and the optional second
-// stages (mmd rbf_sigma, l2 sigma) are sized and checked too.
+// TestBaseSpecStages: with a base spec, other fields are kept (the version too) and the
+// optional second stages (mmd rbf_sigma, l2 sigma) are sized and checked too — in spec
+// version 2 with the orthogonal projection it gives every stage, measured as such.
 func TestBaseSpecStages(t *testing.T) {
-	base, err := embedding.ParseSpec([]byte(`{"dim":2,"seed":9,"families":[
+	var base *embedding.Spec
+	for _, version := range []int{1, 2} {
+		var err error
+		base, err = embedding.ParseSpec([]byte(fmt.Sprintf(`{"version":%d,"dim":2,"seed":9,"families":[
 	 {"name":"m","kind":"mmd","bandwidth":0.1,"rbf_sigma":1,"rbf_features":64},
 	 {"name":"h","kind":"hdd","divergence":"hellinger","sigma":0.5,"lambdas":3},
-	 {"name":"l","kind":"l2","basis":30,"sigma":1,"features":64}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Calibrate(context.Background(), synthSets(3, 30, 1500), 2, base, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := res.Spec
-	if s.Seed != 9 || s.Families[1].Lambdas != 3 || s.Families[1].Divergence != "hellinger" || s.Families[2].Basis != 30 {
-		t.Fatalf("base fields not kept: %s", s.CanonicalJSON())
-	}
-	for _, c := range res.Checks {
-		if c.Exact || c.R2 < 0.95 {
-			t.Errorf("%s: exact=%v R² %.4f, want a random stage with R² ≥ 0.95", c.Family, c.Exact, c.R2)
+	 {"name":"l","kind":"l2","basis":30,"sigma":1,"features":64}]}`, version)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Calibrate(context.Background(), synthSets(3, 30, 1500), 2, base, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := res.Spec
+		if s.Version != version || s.Seed != 9 || s.Families[1].Lambdas != 3 || s.Families[1].Divergence != "hellinger" || s.Families[2].Basis != 30 {
+			t.Fatalf("version %d: base fields not kept: %s", version, s.CanonicalJSON())
+		}
+		for _, c := range res.Checks {
+			if c.Exact || c.R2 < 0.95 {
+				t.Errorf("version %d, %s: exact=%v R² %.4f, want a random stage with R² ≥ 0.95", version, c.Family, c.Exact, c.R2)
+			}
 		}
 	}
 	if _, err := Calibrate(context.Background(), synthSets(3, 5, 100), 2, base, Options{Families: []string{"nope"}}); err == nil {

@@ -224,7 +224,8 @@ func (c *calibration) l2(i int) (FamilyResult, familyTruth, error) {
 // embedColumn embeds every sampled set (its sub-sample when sub) with a one-family spec
 // and returns the named column.
 func (c *calibration) embedColumn(f embedding.Family, col string, sub bool) ([][]float32, error) {
-	spec := &embedding.Spec{Version: 1, Seed: c.spec.Seed, Dim: c.spec.Dim, Bounds: c.spec.Bounds, OutOfBounds: "clip", Families: []embedding.Family{f}}
+	// The proposal's version: it decides the projection a family without one gets.
+	spec := &embedding.Spec{Version: c.spec.Version, Seed: c.spec.Seed, Dim: c.spec.Dim, Bounds: c.spec.Bounds, OutOfBounds: "clip", Families: []embedding.Family{f}}
 	emb, err := embedding.New(spec)
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: family %s: %w", f.Name, err)
