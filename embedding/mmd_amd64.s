@@ -193,6 +193,143 @@ TEXT ·mmdKernelAVX512(SB), NOSPLIT, $0-48
 	SHLQ $3, R8 // R8 = hp·8: byte stride between rows of omega and between acc halves
 	XORQ BX, BX // BX = byte offset of the current block of 8 frequencies
 
+	// Two blocks of 8 frequencies at a time (A at BX, B at BX+64), while two are left: the
+	// same operations per lane as avx512_point, in two independent chains interleaved
+	// instruction by instruction, so the out-of-order core always has work that is not
+	// waiting on the previous result (one chain is ~70 cycles of dependent latency). The
+	// polynomial coefficients come from memory (embedded broadcast) to free Z16–Z27 for
+	// chain B: Z17 θ/r/s, Z18 t, Z19 k, Z20 z, Z21 ps/cos, Z22 pc, Z23 r·z/sin, Z24/Z25 its
+	// sin/cos sums; K4–K6 its quadrant masks.
+avx512_pair:
+	LEAQ 64(BX), AX
+	CMPQ AX, R8
+	JAE  avx512_pairs_done
+	VMOVDQA64 Z9, Z7
+	VMOVDQA64 Z9, Z8
+	VMOVDQA64 Z9, Z24
+	VMOVDQA64 Z9, Z25
+	LEAQ (SI)(BX*1), R10 // &ω[0][block A]; block B at +64
+	MOVQ DI, R11         // current point
+	MOVQ CX, R12         // points left
+
+avx512_pair_point:
+	VBROADCASTSD (R11), Z2
+	VMULPD       (R10), Z2, Z0
+	VMULPD       64(R10), Z2, Z17
+	CMPQ         DX, $1
+	JEQ          avx512_pair_sincos
+	MOVQ         R10, R13
+	MOVQ         $1, AX
+
+avx512_pair_dot:
+	ADDQ         R8, R13
+	VBROADCASTSD (R11)(AX*8), Z2
+	VFMADD231PD  (R13), Z2, Z0
+	VFMADD231PD  64(R13), Z2, Z17
+	INCQ         AX
+	CMPQ         AX, DX
+	JB           avx512_pair_dot
+
+avx512_pair_sincos:
+	VMOVAPD      Z30, Z1
+	VMOVAPD      Z30, Z18
+	VFMADD231PD  Z31, Z0, Z1
+	VFMADD231PD  Z31, Z17, Z18
+	VSUBPD       Z30, Z1, Z2
+	VSUBPD       Z30, Z18, Z19
+	VFNMADD231PD Z29, Z2, Z0
+	VFNMADD231PD Z29, Z19, Z17
+	VFNMADD231PD Z28, Z2, Z0
+	VFNMADD231PD Z28, Z19, Z17
+	VMULPD       Z0, Z0, Z3
+	VMULPD       Z17, Z17, Z20
+	VBROADCASTSD sincosTab<>+T_SINC0(SB), Z4
+	VBROADCASTSD sincosTab<>+T_SINC0(SB), Z21
+	VBROADCASTSD sincosTab<>+T_COSC0(SB), Z5
+	VBROADCASTSD sincosTab<>+T_COSC0(SB), Z22
+	VFMADD213PD.BCST sincosTab<>+T_SINC1(SB), Z3, Z4
+	VFMADD213PD.BCST sincosTab<>+T_SINC1(SB), Z20, Z21
+	VFMADD213PD.BCST sincosTab<>+T_COSC1(SB), Z3, Z5
+	VFMADD213PD.BCST sincosTab<>+T_COSC1(SB), Z20, Z22
+	VFMADD213PD.BCST sincosTab<>+T_SINC2(SB), Z3, Z4
+	VFMADD213PD.BCST sincosTab<>+T_SINC2(SB), Z20, Z21
+	VFMADD213PD.BCST sincosTab<>+T_COSC2(SB), Z3, Z5
+	VFMADD213PD.BCST sincosTab<>+T_COSC2(SB), Z20, Z22
+	VFMADD213PD.BCST sincosTab<>+T_SINC3(SB), Z3, Z4
+	VFMADD213PD.BCST sincosTab<>+T_SINC3(SB), Z20, Z21
+	VFMADD213PD.BCST sincosTab<>+T_COSC3(SB), Z3, Z5
+	VFMADD213PD.BCST sincosTab<>+T_COSC3(SB), Z20, Z22
+	VFMADD213PD.BCST sincosTab<>+T_SINC4(SB), Z3, Z4
+	VFMADD213PD.BCST sincosTab<>+T_SINC4(SB), Z20, Z21
+	VFMADD213PD.BCST sincosTab<>+T_COSC4(SB), Z3, Z5
+	VFMADD213PD.BCST sincosTab<>+T_COSC4(SB), Z20, Z22
+	VFMADD213PD.BCST sincosTab<>+T_SINC5(SB), Z3, Z4
+	VFMADD213PD.BCST sincosTab<>+T_SINC5(SB), Z20, Z21
+	VFMADD213PD.BCST sincosTab<>+T_COSC5(SB), Z3, Z5
+	VFMADD213PD.BCST sincosTab<>+T_COSC5(SB), Z20, Z22
+	VFMADD213PD  Z14, Z3, Z5
+	VFMADD213PD  Z14, Z20, Z22
+	VFMADD213PD  Z13, Z3, Z5
+	VFMADD213PD  Z13, Z20, Z22
+	VMULPD       Z3, Z0, Z6
+	VMULPD       Z20, Z17, Z23
+	VFMADD231PD  Z6, Z4, Z0
+	VFMADD231PD  Z23, Z21, Z17
+	VPTESTMQ     Z10, Z1, K1
+	VPTESTMQ     Z10, Z18, K4
+	VPTESTMQ.BCST sincosTab<>+T_INTTWO(SB), Z1, K2
+	VPTESTMQ.BCST sincosTab<>+T_INTTWO(SB), Z18, K5
+	KXORW        K1, K2, K3
+	KXORW        K4, K5, K6
+	VBLENDMPD    Z5, Z0, K1, Z6
+	VBLENDMPD    Z22, Z17, K4, Z23
+	VBLENDMPD    Z0, Z5, K1, Z4
+	VBLENDMPD    Z17, Z22, K4, Z21
+	VPXORQ       Z11, Z6, K2, Z6
+	VPXORQ       Z11, Z23, K5, Z23
+	VPXORQ       Z11, Z4, K3, Z4
+	VPXORQ       Z11, Z21, K6, Z21
+	VFMADD213PD  Z30, Z12, Z6
+	VFMADD213PD  Z30, Z12, Z23
+	VFMADD213PD  Z30, Z12, Z4
+	VFMADD213PD  Z30, Z12, Z21
+	VPADDQ       Z6, Z7, Z7
+	VPADDQ       Z23, Z24, Z24
+	VPADDQ       Z4, Z8, Z8
+	VPADDQ       Z21, Z25, Z25
+
+	LEAQ (R11)(DX*8), R11
+	DECQ R12
+	JNZ  avx512_pair_point
+
+	VPADDQ    (R9)(BX*1), Z7, Z7
+	VMOVDQU64 Z7, (R9)(BX*1)
+	VPADDQ    64(R9)(BX*1), Z24, Z24
+	VMOVDQU64 Z24, 64(R9)(BX*1)
+	LEAQ      (R9)(R8*1), R13
+	VPADDQ    (R13)(BX*1), Z8, Z8
+	VMOVDQU64 Z8, (R13)(BX*1)
+	VPADDQ    64(R13)(BX*1), Z25, Z25
+	VMOVDQU64 Z25, 64(R13)(BX*1)
+	ADDQ      $128, BX
+	JMP       avx512_pair
+
+avx512_pairs_done:
+	// At most one block is left, for the one-chain loop: its constants back in Z16–Z27.
+	LEAQ sincosTab<>(SB), AX
+	VBROADCASTSD T_SINC0(AX), Z27
+	VBROADCASTSD T_SINC1(AX), Z26
+	VBROADCASTSD T_SINC2(AX), Z25
+	VBROADCASTSD T_SINC3(AX), Z24
+	VBROADCASTSD T_SINC4(AX), Z23
+	VBROADCASTSD T_SINC5(AX), Z22
+	VBROADCASTSD T_COSC0(AX), Z21
+	VBROADCASTSD T_COSC1(AX), Z20
+	VBROADCASTSD T_COSC2(AX), Z19
+	VBROADCASTSD T_COSC3(AX), Z18
+	VBROADCASTSD T_COSC4(AX), Z17
+	VBROADCASTSD T_COSC5(AX), Z16
+
 avx512_block:
 	CMPQ BX, R8
 	JAE  avx512_done
