@@ -414,42 +414,142 @@ avx512_done:
 
 // func mmdKernelAVX2(omega, u *float64, n, d, hp int, acc *int64)
 //
-// Registers: Y0 θ→r→s, Y1 t, Y2 k/scratch, Y3 z, Y4 sin poly, Y5 cos poly, Y6 r·z / sin,
-// Y7 sin sums, Y8 cos sums, Y9 accumulator start, Y10 magic, Y11 sign mask, Y12 int 1,
-// Y13 2³², Y14 2/π; the polynomial coefficients are memory operands.
+// Registers: Y0 θ→r→s, Y1 t, Y2 k/scratch, Y3 z, Y4 sin poly, Y5 cos poly, Y6 r·z / sin
+// (chain A; chain B in Y9–Y12, Y14, Y15), Y7 sin sums, Y8 cos sums, Y13 2³²; every other
+// constant is a memory operand, so that two points run as two independent chains.
 TEXT ·mmdKernelAVX2(SB), NOSPLIT, $0-48
 	MOVQ omega+0(FP), SI
 	MOVQ u+8(FP), DI
-	MOVQ n+16(FP), CX
 	MOVQ d+24(FP), DX
 	MOVQ hp+32(FP), R8
 	MOVQ acc+40(FP), R9
 
-	VMOVUPD sincosTab<>+T_MAGIC(SB), Y10
-	VMOVUPD sincosTab<>+T_SIGNMASK(SB), Y11
-	VMOVUPD sincosTab<>+T_INTONE(SB), Y12
 	VMOVUPD sincosTab<>+T_SCALE32(SB), Y13
-	VMOVUPD sincosTab<>+T_TWOOVERPI(SB), Y14
-
-	MOVQ         $0x4338000000000000, R10
-	IMULQ        CX, R10
-	NEGQ         R10
-	VMOVQ        R10, X9
-	VPBROADCASTQ X9, Y9
 
 	SHLQ $3, R8
 	XORQ BX, BX
 
 avx2_block:
-	CMPQ    BX, R8
-	JAE     avx2_done
-	VMOVDQU Y9, Y7
-	VMOVDQU Y9, Y8
-	LEAQ    (SI)(BX*1), R10
-	MOVQ    DI, R11
-	MOVQ    CX, R12
+	CMPQ  BX, R8
+	JAE   avx2_done
+	MOVQ  n+16(FP), R12 // points left
+	// Accumulators start at −n·magicBits (mod 2⁶⁴).
+	MOVQ         $0x4338000000000000, AX
+	IMULQ        R12, AX
+	NEGQ         AX
+	VMOVQ        AX, X7
+	VPBROADCASTQ X7, Y7
+	VMOVDQU      Y7, Y8
+	LEAQ         (SI)(BX*1), R10
+	MOVQ         DI, R11
 
-avx2_point:
+	// Two points at a time (A at R11, B at CX), two independent chains interleaved
+	// instruction by instruction, both summed into Y7/Y8 (integer sums: the order does not
+	// matter). Chain B: Y9 θ/r/s, Y10 t, Y11 k/r·z/mask, Y12 z/sin, Y14 ps/cos, Y15 pc.
+avx2_pair:
+	CMPQ         R12, $2
+	JB           avx2_tail
+	LEAQ         (R11)(DX*8), CX
+	VBROADCASTSD (R11), Y0
+	VBROADCASTSD (CX), Y9
+	VMULPD       (R10), Y0, Y0
+	VMULPD       (R10), Y9, Y9
+	CMPQ         DX, $1
+	JEQ          avx2_pair_sincos
+	MOVQ         R10, R13
+	MOVQ         $1, AX
+
+avx2_pair_dot:
+	ADDQ         R8, R13
+	VBROADCASTSD (R11)(AX*8), Y2
+	VBROADCASTSD (CX)(AX*8), Y11
+	VFMADD231PD  (R13), Y2, Y0
+	VFMADD231PD  (R13), Y11, Y9
+	INCQ         AX
+	CMPQ         AX, DX
+	JB           avx2_pair_dot
+
+avx2_pair_sincos:
+	VMOVUPD      sincosTab<>+T_MAGIC(SB), Y1
+	VMOVUPD      sincosTab<>+T_MAGIC(SB), Y10
+	VFMADD231PD  sincosTab<>+T_TWOOVERPI(SB), Y0, Y1
+	VFMADD231PD  sincosTab<>+T_TWOOVERPI(SB), Y9, Y10
+	VSUBPD       sincosTab<>+T_MAGIC(SB), Y1, Y2
+	VSUBPD       sincosTab<>+T_MAGIC(SB), Y10, Y11
+	VFNMADD231PD sincosTab<>+T_PIO2HI(SB), Y2, Y0
+	VFNMADD231PD sincosTab<>+T_PIO2HI(SB), Y11, Y9
+	VFNMADD231PD sincosTab<>+T_PIO2LO(SB), Y2, Y0
+	VFNMADD231PD sincosTab<>+T_PIO2LO(SB), Y11, Y9
+	VMULPD       Y0, Y0, Y3
+	VMULPD       Y9, Y9, Y12
+	VMOVUPD      sincosTab<>+T_SINC0(SB), Y4
+	VMOVUPD      sincosTab<>+T_SINC0(SB), Y14
+	VMOVUPD      sincosTab<>+T_COSC0(SB), Y5
+	VMOVUPD      sincosTab<>+T_COSC0(SB), Y15
+	VFMADD213PD  sincosTab<>+T_SINC1(SB), Y3, Y4
+	VFMADD213PD  sincosTab<>+T_SINC1(SB), Y12, Y14
+	VFMADD213PD  sincosTab<>+T_COSC1(SB), Y3, Y5
+	VFMADD213PD  sincosTab<>+T_COSC1(SB), Y12, Y15
+	VFMADD213PD  sincosTab<>+T_SINC2(SB), Y3, Y4
+	VFMADD213PD  sincosTab<>+T_SINC2(SB), Y12, Y14
+	VFMADD213PD  sincosTab<>+T_COSC2(SB), Y3, Y5
+	VFMADD213PD  sincosTab<>+T_COSC2(SB), Y12, Y15
+	VFMADD213PD  sincosTab<>+T_SINC3(SB), Y3, Y4
+	VFMADD213PD  sincosTab<>+T_SINC3(SB), Y12, Y14
+	VFMADD213PD  sincosTab<>+T_COSC3(SB), Y3, Y5
+	VFMADD213PD  sincosTab<>+T_COSC3(SB), Y12, Y15
+	VFMADD213PD  sincosTab<>+T_SINC4(SB), Y3, Y4
+	VFMADD213PD  sincosTab<>+T_SINC4(SB), Y12, Y14
+	VFMADD213PD  sincosTab<>+T_COSC4(SB), Y3, Y5
+	VFMADD213PD  sincosTab<>+T_COSC4(SB), Y12, Y15
+	VFMADD213PD  sincosTab<>+T_SINC5(SB), Y3, Y4
+	VFMADD213PD  sincosTab<>+T_SINC5(SB), Y12, Y14
+	VFMADD213PD  sincosTab<>+T_COSC5(SB), Y3, Y5
+	VFMADD213PD  sincosTab<>+T_COSC5(SB), Y12, Y15
+	VFMADD213PD  sincosTab<>+T_MINUSHALF(SB), Y3, Y5
+	VFMADD213PD  sincosTab<>+T_MINUSHALF(SB), Y12, Y15
+	VFMADD213PD  sincosTab<>+T_ONE(SB), Y3, Y5
+	VFMADD213PD  sincosTab<>+T_ONE(SB), Y12, Y15
+	VMULPD       Y3, Y0, Y6
+	VMULPD       Y12, Y9, Y11
+	VFMADD231PD  Y6, Y4, Y0
+	VFMADD231PD  Y11, Y14, Y9
+	VPSLLQ       $63, Y1, Y2
+	VPSLLQ       $63, Y10, Y11
+	VBLENDVPD    Y2, Y5, Y0, Y6
+	VBLENDVPD    Y11, Y15, Y9, Y12
+	VBLENDVPD    Y2, Y0, Y5, Y4
+	VBLENDVPD    Y11, Y9, Y15, Y14
+	VPSLLQ       $62, Y1, Y2
+	VPSLLQ       $62, Y10, Y11
+	VPAND        sincosTab<>+T_SIGNMASK(SB), Y2, Y2
+	VPAND        sincosTab<>+T_SIGNMASK(SB), Y11, Y11
+	VXORPD       Y2, Y6, Y6
+	VXORPD       Y11, Y12, Y12
+	VPADDQ       sincosTab<>+T_INTONE(SB), Y1, Y1
+	VPADDQ       sincosTab<>+T_INTONE(SB), Y10, Y10
+	VPSLLQ       $62, Y1, Y1
+	VPSLLQ       $62, Y10, Y10
+	VPAND        sincosTab<>+T_SIGNMASK(SB), Y1, Y1
+	VPAND        sincosTab<>+T_SIGNMASK(SB), Y10, Y10
+	VXORPD       Y1, Y4, Y4
+	VXORPD       Y10, Y14, Y14
+	VFMADD213PD  sincosTab<>+T_MAGIC(SB), Y13, Y6
+	VFMADD213PD  sincosTab<>+T_MAGIC(SB), Y13, Y12
+	VFMADD213PD  sincosTab<>+T_MAGIC(SB), Y13, Y4
+	VFMADD213PD  sincosTab<>+T_MAGIC(SB), Y13, Y14
+	VPADDQ       Y6, Y7, Y7
+	VPADDQ       Y12, Y7, Y7
+	VPADDQ       Y4, Y8, Y8
+	VPADDQ       Y14, Y8, Y8
+
+	LEAQ (CX)(DX*8), R11
+	SUBQ $2, R12
+	JMP  avx2_pair
+
+avx2_tail:
+	TESTQ        R12, R12
+	JZ           avx2_store
 	VBROADCASTSD (R11), Y0
 	VMULPD       (R10), Y0, Y0
 	CMPQ         DX, $1
@@ -466,52 +566,44 @@ avx2_dot:
 	JB           avx2_dot
 
 avx2_sincos:
-	VMOVAPD      Y10, Y1
-	VFMADD231PD  Y14, Y0, Y1
-	VSUBPD       Y10, Y1, Y2
+	VMOVUPD      sincosTab<>+T_MAGIC(SB), Y1
+	VFMADD231PD  sincosTab<>+T_TWOOVERPI(SB), Y0, Y1
+	VSUBPD       sincosTab<>+T_MAGIC(SB), Y1, Y2
 	VFNMADD231PD sincosTab<>+T_PIO2HI(SB), Y2, Y0
 	VFNMADD231PD sincosTab<>+T_PIO2LO(SB), Y2, Y0
 	VMULPD       Y0, Y0, Y3
+	VMOVUPD      sincosTab<>+T_SINC0(SB), Y4
+	VMOVUPD      sincosTab<>+T_COSC0(SB), Y5
+	VFMADD213PD  sincosTab<>+T_SINC1(SB), Y3, Y4
+	VFMADD213PD  sincosTab<>+T_COSC1(SB), Y3, Y5
+	VFMADD213PD  sincosTab<>+T_SINC2(SB), Y3, Y4
+	VFMADD213PD  sincosTab<>+T_COSC2(SB), Y3, Y5
+	VFMADD213PD  sincosTab<>+T_SINC3(SB), Y3, Y4
+	VFMADD213PD  sincosTab<>+T_COSC3(SB), Y3, Y5
+	VFMADD213PD  sincosTab<>+T_SINC4(SB), Y3, Y4
+	VFMADD213PD  sincosTab<>+T_COSC4(SB), Y3, Y5
+	VFMADD213PD  sincosTab<>+T_SINC5(SB), Y3, Y4
+	VFMADD213PD  sincosTab<>+T_COSC5(SB), Y3, Y5
+	VFMADD213PD  sincosTab<>+T_MINUSHALF(SB), Y3, Y5
+	VFMADD213PD  sincosTab<>+T_ONE(SB), Y3, Y5
+	VMULPD       Y3, Y0, Y6
+	VFMADD231PD  Y6, Y4, Y0
+	VPSLLQ       $63, Y1, Y2
+	VBLENDVPD    Y2, Y5, Y0, Y6
+	VBLENDVPD    Y2, Y0, Y5, Y4
+	VPSLLQ       $62, Y1, Y2
+	VPAND        sincosTab<>+T_SIGNMASK(SB), Y2, Y2
+	VXORPD       Y2, Y6, Y6
+	VPADDQ       sincosTab<>+T_INTONE(SB), Y1, Y1
+	VPSLLQ       $62, Y1, Y1
+	VPAND        sincosTab<>+T_SIGNMASK(SB), Y1, Y1
+	VXORPD       Y1, Y4, Y4
+	VFMADD213PD  sincosTab<>+T_MAGIC(SB), Y13, Y6
+	VFMADD213PD  sincosTab<>+T_MAGIC(SB), Y13, Y4
+	VPADDQ       Y6, Y7, Y7
+	VPADDQ       Y4, Y8, Y8
 
-	VMOVUPD     sincosTab<>+T_SINC0(SB), Y4
-	VFMADD213PD sincosTab<>+T_SINC1(SB), Y3, Y4
-	VFMADD213PD sincosTab<>+T_SINC2(SB), Y3, Y4
-	VFMADD213PD sincosTab<>+T_SINC3(SB), Y3, Y4
-	VFMADD213PD sincosTab<>+T_SINC4(SB), Y3, Y4
-	VFMADD213PD sincosTab<>+T_SINC5(SB), Y3, Y4
-
-	VMOVUPD     sincosTab<>+T_COSC0(SB), Y5
-	VFMADD213PD sincosTab<>+T_COSC1(SB), Y3, Y5
-	VFMADD213PD sincosTab<>+T_COSC2(SB), Y3, Y5
-	VFMADD213PD sincosTab<>+T_COSC3(SB), Y3, Y5
-	VFMADD213PD sincosTab<>+T_COSC4(SB), Y3, Y5
-	VFMADD213PD sincosTab<>+T_COSC5(SB), Y3, Y5
-	VFMADD213PD sincosTab<>+T_MINUSHALF(SB), Y3, Y5
-	VFMADD213PD sincosTab<>+T_ONE(SB), Y3, Y5
-
-	VMULPD      Y3, Y0, Y6
-	VFMADD231PD Y6, Y4, Y0
-
-	VPSLLQ    $63, Y1, Y2     // odd quadrant → sign bit
-	VBLENDVPD Y2, Y5, Y0, Y6  // sin = odd ? c : s
-	VBLENDVPD Y2, Y0, Y5, Y4  // cos = odd ? s : c
-	VPSLLQ    $62, Y1, Y2
-	VPAND     Y11, Y2, Y2
-	VXORPD    Y2, Y6, Y6
-	VPADDQ    Y12, Y1, Y1
-	VPSLLQ    $62, Y1, Y1
-	VPAND     Y11, Y1, Y1
-	VXORPD    Y1, Y4, Y4
-
-	VFMADD213PD Y10, Y13, Y6 // sin·2³² + magic
-	VPADDQ      Y6, Y7, Y7
-	VFMADD213PD Y10, Y13, Y4 // cos·2³² + magic
-	VPADDQ      Y4, Y8, Y8
-
-	LEAQ (R11)(DX*8), R11
-	DECQ R12
-	JNZ  avx2_point
-
+avx2_store:
 	VPADDQ  (R9)(BX*1), Y7, Y7
 	VMOVDQU Y7, (R9)(BX*1)
 	LEAQ    (R9)(R8*1), R13
