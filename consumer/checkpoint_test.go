@@ -18,18 +18,21 @@ const otherSpec = `{"version":1,"seed":8,"dim":2,"bounds":{"lo":[0,0],"hi":[1,1]
              {"name":"l2","kind":"l2","basis":10}]}`
 
 // TestCheckpointMismatchFailsStart: a worker joining a group whose committed checkpoints were
-// written under another window mode or another spec does not start (Run returns an error
-// naming DISTFEAT_WINDOW / DISTFEAT_SPEC and the reset variable) instead of replaying with
-// wrong suppression; with ResetCheckpoints it starts and delivers what follows the commit.
+// written under another window mode, other window parameters in the same mode, or another
+// spec does not start (Run returns an error naming DISTFEAT_WINDOW / DISTFEAT_SPEC and the
+// reset variable) instead of replaying with wrong suppression; with ResetCheckpoints it
+// starts and delivers what follows the commit.
 func TestCheckpointMismatchFailsStart(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		name string
-		spec string
-		wc   window.Config
+		name  string
+		spec  string
+		first window.Config // the configuration that committed
+		wc    window.Config // the one that restarts
 	}{
-		{"window-mode", smallSpec, window.Config{Mode: "time", Size: 1000, MaxOpen: 100}},
-		{"spec", otherSpec, window.Config{}},
+		{"window-mode", smallSpec, window.Config{}, window.Config{Mode: "time", Size: 1000, MaxOpen: 100}},
+		{"window-size", smallSpec, window.Config{Mode: "count", Size: 4, MaxOpen: 100}, window.Config{Mode: "count", Size: 6, MaxOpen: 100}},
+		{"spec", otherSpec, window.Config{}, window.Config{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -37,10 +40,12 @@ func TestCheckpointMismatchFailsStart(t *testing.T) {
 			h := newHarnessEnv(t, env, smallSpec)
 			group := "mismatch-" + tc.name
 			features := h.collect(h.env.Features)
-			rw := h.start(h.config(group, window.Config{}), nil)
+			rw := h.start(h.config(group, tc.first), nil)
 			first := randomSets(81, "a", 2, 10, 1)
 			h.produce("json", 100, first...)
-			h.checkAllWindows(t, features, 30*time.Second, first)
+			if tc.first.Mode == "" {
+				h.checkAllWindows(t, features, 30*time.Second, first)
+			}
 			ends := h.topicEnds(h.env.Points)
 			waitUntil(t, 10*time.Second, "the commit", func() bool { return h.committed(group)[0] == ends[0] })
 			rw.shutdown(t)
