@@ -205,6 +205,177 @@ TEXT ·mmdKernelAVX512(SB), NOSPLIT, $0-48
 	// polynomial coefficients come from memory (embedded broadcast) to free Z16–Z27 for
 	// chain B: Z17 θ/r/s, Z18 t, Z19 k, Z20 z, Z21 ps/cos, Z22 pc, Z23 r·z/sin, Z24/Z25 its
 	// sin/cos sums; K4–K6 its quadrant masks.
+	// Three blocks at a time while three are left: chains A and B as below, chain C in Z9
+	// θ/r/s, Z13 t, Z14 k, Z15 z, Z16 ps/cos, Z26 pc, Z27 r·z/sin, Z28/Z29 its sums; the
+	// constants the two-block loop keeps in Z9, Z13, Z14, Z28 and Z29 come from memory here
+	// and are put back afterwards. The three mask sections run one after the other on K1–K3.
+avx512_triple:
+	LEAQ 128(BX), AX
+	CMPQ AX, R8
+	JAE  avx512_triples_done
+	VMOVDQA64 Z9, Z7
+	VMOVDQA64 Z9, Z8
+	VMOVDQA64 Z9, Z24
+	VMOVDQA64 Z9, Z25
+	VMOVDQA64 Z9, Z28
+	VMOVDQA64 Z9, Z29
+	LEAQ (SI)(BX*1), R10 // &ω[0][block A]; blocks B and C at +64, +128
+	MOVQ DI, R11
+	MOVQ CX, R12
+
+avx512_triple_point:
+	VBROADCASTSD (R11), Z2
+	VMULPD       (R10), Z2, Z0
+	VMULPD       64(R10), Z2, Z17
+	VMULPD       128(R10), Z2, Z9
+	CMPQ         DX, $1
+	JEQ          avx512_triple_sincos
+	MOVQ         R10, R13
+	MOVQ         $1, AX
+
+avx512_triple_dot:
+	ADDQ         R8, R13
+	VBROADCASTSD (R11)(AX*8), Z2
+	VFMADD231PD  (R13), Z2, Z0
+	VFMADD231PD  64(R13), Z2, Z17
+	VFMADD231PD  128(R13), Z2, Z9
+	INCQ         AX
+	CMPQ         AX, DX
+	JB           avx512_triple_dot
+
+avx512_triple_sincos:
+	VMOVAPD      Z30, Z1
+	VMOVAPD      Z30, Z18
+	VMOVAPD      Z30, Z13
+	VFMADD231PD  Z31, Z0, Z1
+	VFMADD231PD  Z31, Z17, Z18
+	VFMADD231PD  Z31, Z9, Z13
+	VSUBPD       Z30, Z1, Z2
+	VSUBPD       Z30, Z18, Z19
+	VSUBPD       Z30, Z13, Z14
+	VFNMADD231PD.BCST sincosTab<>+T_PIO2HI(SB), Z2, Z0
+	VFNMADD231PD.BCST sincosTab<>+T_PIO2HI(SB), Z19, Z17
+	VFNMADD231PD.BCST sincosTab<>+T_PIO2HI(SB), Z14, Z9
+	VFNMADD231PD.BCST sincosTab<>+T_PIO2LO(SB), Z2, Z0
+	VFNMADD231PD.BCST sincosTab<>+T_PIO2LO(SB), Z19, Z17
+	VFNMADD231PD.BCST sincosTab<>+T_PIO2LO(SB), Z14, Z9
+	VMULPD       Z0, Z0, Z3
+	VMULPD       Z17, Z17, Z20
+	VMULPD       Z9, Z9, Z15
+	VBROADCASTSD sincosTab<>+T_SINC0(SB), Z4
+	VBROADCASTSD sincosTab<>+T_SINC0(SB), Z21
+	VBROADCASTSD sincosTab<>+T_SINC0(SB), Z16
+	VBROADCASTSD sincosTab<>+T_COSC0(SB), Z5
+	VBROADCASTSD sincosTab<>+T_COSC0(SB), Z22
+	VBROADCASTSD sincosTab<>+T_COSC0(SB), Z26
+	VFMADD213PD.BCST sincosTab<>+T_SINC1(SB), Z3, Z4
+	VFMADD213PD.BCST sincosTab<>+T_SINC1(SB), Z20, Z21
+	VFMADD213PD.BCST sincosTab<>+T_SINC1(SB), Z15, Z16
+	VFMADD213PD.BCST sincosTab<>+T_COSC1(SB), Z3, Z5
+	VFMADD213PD.BCST sincosTab<>+T_COSC1(SB), Z20, Z22
+	VFMADD213PD.BCST sincosTab<>+T_COSC1(SB), Z15, Z26
+	VFMADD213PD.BCST sincosTab<>+T_SINC2(SB), Z3, Z4
+	VFMADD213PD.BCST sincosTab<>+T_SINC2(SB), Z20, Z21
+	VFMADD213PD.BCST sincosTab<>+T_SINC2(SB), Z15, Z16
+	VFMADD213PD.BCST sincosTab<>+T_COSC2(SB), Z3, Z5
+	VFMADD213PD.BCST sincosTab<>+T_COSC2(SB), Z20, Z22
+	VFMADD213PD.BCST sincosTab<>+T_COSC2(SB), Z15, Z26
+	VFMADD213PD.BCST sincosTab<>+T_SINC3(SB), Z3, Z4
+	VFMADD213PD.BCST sincosTab<>+T_SINC3(SB), Z20, Z21
+	VFMADD213PD.BCST sincosTab<>+T_SINC3(SB), Z15, Z16
+	VFMADD213PD.BCST sincosTab<>+T_COSC3(SB), Z3, Z5
+	VFMADD213PD.BCST sincosTab<>+T_COSC3(SB), Z20, Z22
+	VFMADD213PD.BCST sincosTab<>+T_COSC3(SB), Z15, Z26
+	VFMADD213PD.BCST sincosTab<>+T_SINC4(SB), Z3, Z4
+	VFMADD213PD.BCST sincosTab<>+T_SINC4(SB), Z20, Z21
+	VFMADD213PD.BCST sincosTab<>+T_SINC4(SB), Z15, Z16
+	VFMADD213PD.BCST sincosTab<>+T_COSC4(SB), Z3, Z5
+	VFMADD213PD.BCST sincosTab<>+T_COSC4(SB), Z20, Z22
+	VFMADD213PD.BCST sincosTab<>+T_COSC4(SB), Z15, Z26
+	VFMADD213PD.BCST sincosTab<>+T_SINC5(SB), Z3, Z4
+	VFMADD213PD.BCST sincosTab<>+T_SINC5(SB), Z20, Z21
+	VFMADD213PD.BCST sincosTab<>+T_SINC5(SB), Z15, Z16
+	VFMADD213PD.BCST sincosTab<>+T_COSC5(SB), Z3, Z5
+	VFMADD213PD.BCST sincosTab<>+T_COSC5(SB), Z20, Z22
+	VFMADD213PD.BCST sincosTab<>+T_COSC5(SB), Z15, Z26
+	VFMADD213PD.BCST sincosTab<>+T_MINUSHALF(SB), Z3, Z5
+	VFMADD213PD.BCST sincosTab<>+T_MINUSHALF(SB), Z20, Z22
+	VFMADD213PD.BCST sincosTab<>+T_MINUSHALF(SB), Z15, Z26
+	VFMADD213PD.BCST sincosTab<>+T_ONE(SB), Z3, Z5
+	VFMADD213PD.BCST sincosTab<>+T_ONE(SB), Z20, Z22
+	VFMADD213PD.BCST sincosTab<>+T_ONE(SB), Z15, Z26
+	VMULPD       Z3, Z0, Z6
+	VMULPD       Z20, Z17, Z23
+	VMULPD       Z15, Z9, Z27
+	VFMADD231PD  Z6, Z4, Z0
+	VFMADD231PD  Z23, Z21, Z17
+	VFMADD231PD  Z27, Z16, Z9
+	VPTESTMQ     Z10, Z1, K1
+	VPTESTMQ.BCST sincosTab<>+T_INTTWO(SB), Z1, K2
+	KXORW        K1, K2, K3
+	VBLENDMPD    Z5, Z0, K1, Z6
+	VBLENDMPD    Z0, Z5, K1, Z4
+	VPXORQ       Z11, Z6, K2, Z6
+	VPXORQ       Z11, Z4, K3, Z4
+	VFMADD213PD  Z30, Z12, Z6
+	VFMADD213PD  Z30, Z12, Z4
+	VPADDQ       Z6, Z7, Z7
+	VPADDQ       Z4, Z8, Z8
+	VPTESTMQ     Z10, Z18, K1
+	VPTESTMQ.BCST sincosTab<>+T_INTTWO(SB), Z18, K2
+	KXORW        K1, K2, K3
+	VBLENDMPD    Z22, Z17, K1, Z23
+	VBLENDMPD    Z17, Z22, K1, Z21
+	VPXORQ       Z11, Z23, K2, Z23
+	VPXORQ       Z11, Z21, K3, Z21
+	VFMADD213PD  Z30, Z12, Z23
+	VFMADD213PD  Z30, Z12, Z21
+	VPADDQ       Z23, Z24, Z24
+	VPADDQ       Z21, Z25, Z25
+	VPTESTMQ     Z10, Z13, K1
+	VPTESTMQ.BCST sincosTab<>+T_INTTWO(SB), Z13, K2
+	KXORW        K1, K2, K3
+	VBLENDMPD    Z26, Z9, K1, Z27
+	VBLENDMPD    Z9, Z26, K1, Z16
+	VPXORQ       Z11, Z27, K2, Z27
+	VPXORQ       Z11, Z16, K3, Z16
+	VFMADD213PD  Z30, Z12, Z27
+	VFMADD213PD  Z30, Z12, Z16
+	VPADDQ       Z27, Z28, Z28
+	VPADDQ       Z16, Z29, Z29
+
+	LEAQ (R11)(DX*8), R11
+	DECQ R12
+	JNZ  avx512_triple_point
+
+	LEAQ      (R9)(R8*1), R13
+	VPADDQ    (R9)(BX*1), Z7, Z7
+	VMOVDQU64 Z7, (R9)(BX*1)
+	VPADDQ    64(R9)(BX*1), Z24, Z24
+	VMOVDQU64 Z24, 64(R9)(BX*1)
+	VPADDQ    128(R9)(BX*1), Z28, Z28
+	VMOVDQU64 Z28, 128(R9)(BX*1)
+	VPADDQ    (R13)(BX*1), Z8, Z8
+	VMOVDQU64 Z8, (R13)(BX*1)
+	VPADDQ    64(R13)(BX*1), Z25, Z25
+	VMOVDQU64 Z25, 64(R13)(BX*1)
+	VPADDQ    128(R13)(BX*1), Z29, Z29
+	VMOVDQU64 Z29, 128(R13)(BX*1)
+	ADDQ      $192, BX
+	// Chain C's registers back to the accumulator start for the next block.
+	MOVQ         $0x4338000000000000, AX
+	IMULQ        CX, AX
+	NEGQ         AX
+	VPBROADCASTQ AX, Z9
+	JMP          avx512_triple
+
+avx512_triples_done:
+	LEAQ         sincosTab<>(SB), AX
+	VBROADCASTSD T_PIO2HI(AX), Z29
+	VBROADCASTSD T_PIO2LO(AX), Z28
+	VBROADCASTSD T_MINUSHALF(AX), Z14
+	VBROADCASTSD T_ONE(AX), Z13
+
 avx512_pair:
 	LEAQ 64(BX), AX
 	CMPQ AX, R8
