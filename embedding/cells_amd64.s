@@ -29,6 +29,19 @@ GLOBL cellsTab<>(SB), RODATA|NOPTR, $168
 
 #define BC(off, z) VBROADCASTSD cellsTab<>+off(SB), z
 
+// SINCOS_CONSTANTS broadcasts the sin/cos kernel's constants into Z23–Z31, for both
+// kernels of this file that evaluate it (hddCellsAVX512, rffEmitAVX512).
+#define SINCOS_CONSTANTS \
+	BC(144, Z23) \
+	BC(152, Z24) \
+	BC(160, Z25) \
+	BC(0, Z26) \
+	BC(8, Z27) \
+	BC(16, Z28) \
+	BC(24, Z29) \
+	BC(128, Z30) \
+	BC(136, Z31)
+
 // func hddCellsAVX512(lam, cr, ci float64, sq, lnp, fr, fi *float64, n int)
 //
 // For 8 cells per pass, the operations of hddCellsGo: θ = lam·l; sincosOctant (FMA where
@@ -48,15 +61,7 @@ TEXT ·hddCellsAVX512(SB), NOSPLIT, $0-64
 	MOVQ         fr+40(FP), R8
 	MOVQ         fi+48(FP), R9
 	MOVQ         n+56(FP), CX
-	BC(144, Z23)
-	BC(152, Z24)
-	BC(160, Z25)
-	BC(0, Z26)
-	BC(8, Z27)
-	BC(16, Z28)
-	BC(24, Z29)
-	BC(128, Z30)
-	BC(136, Z31)
+	SINCOS_CONSTANTS
 	SHRQ $3, CX
 	JZ   cells_done
 	JMP  cells_compute             // the first block has no previous cell
@@ -185,15 +190,7 @@ TEXT ·rffEmitAVX512(SB), NOSPLIT, $0-32
 	MOVQ         out+24(FP), R8
 	VMOVUPD      emitIdx<>+0(SB), Z21
 	VMOVUPD      emitIdx<>+64(SB), Z22
-	BC(144, Z23)
-	BC(152, Z24)
-	BC(160, Z25)
-	BC(0, Z26)
-	BC(8, Z27)
-	BC(16, Z28)
-	BC(24, Z29)
-	BC(128, Z30)
-	BC(136, Z31)
+	SINCOS_CONSTANTS
 	SHRQ $3, CX
 	JZ   emit_done
 

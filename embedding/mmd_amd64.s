@@ -148,6 +148,23 @@ DATA sincosTab<>+688(SB)/8, $0x0000000000000002
 DATA sincosTab<>+696(SB)/8, $0x0000000000000002
 GLOBL sincosTab<>(SB), RODATA|NOPTR, $704
 
+// QUADRANT_SUM(th, t, ps, pc, rz, sa, ca) ends one chain of the three-block loop: the
+// quadrant bits of t select and negate sin (s in th, cos in pc) into rz and cos into ps
+// (masks K1–K3), which go to fixed point and into the sums sa and ca — avx512_point's
+// operations.
+#define QUADRANT_SUM(th, t, ps, pc, rz, sa, ca) \
+	VPTESTMQ      Z10, t, K1 \
+	VPTESTMQ.BCST sincosTab<>+T_INTTWO(SB), t, K2 \
+	KXORW         K1, K2, K3 \
+	VBLENDMPD     pc, th, K1, rz \
+	VBLENDMPD     th, pc, K1, ps \
+	VPXORQ        Z11, rz, K2, rz \
+	VPXORQ        Z11, ps, K3, ps \
+	VFMADD213PD   Z30, Z12, rz \
+	VFMADD213PD   Z30, Z12, ps \
+	VPADDQ        rz, sa, sa \
+	VPADDQ        ps, ca, ca
+
 // POLY_CONSTANTS broadcasts the polynomial coefficients into Z16–Z27 (AX = &sincosTab) for
 // the one-chain AVX-512 loop.
 #define POLY_CONSTANTS \
@@ -310,39 +327,9 @@ avx512_triple_sincos:
 	VFMADD231PD  Z6, Z4, Z0
 	VFMADD231PD  Z23, Z21, Z17
 	VFMADD231PD  Z27, Z16, Z9
-	VPTESTMQ     Z10, Z1, K1
-	VPTESTMQ.BCST sincosTab<>+T_INTTWO(SB), Z1, K2
-	KXORW        K1, K2, K3
-	VBLENDMPD    Z5, Z0, K1, Z6
-	VBLENDMPD    Z0, Z5, K1, Z4
-	VPXORQ       Z11, Z6, K2, Z6
-	VPXORQ       Z11, Z4, K3, Z4
-	VFMADD213PD  Z30, Z12, Z6
-	VFMADD213PD  Z30, Z12, Z4
-	VPADDQ       Z6, Z7, Z7
-	VPADDQ       Z4, Z8, Z8
-	VPTESTMQ     Z10, Z18, K1
-	VPTESTMQ.BCST sincosTab<>+T_INTTWO(SB), Z18, K2
-	KXORW        K1, K2, K3
-	VBLENDMPD    Z22, Z17, K1, Z23
-	VBLENDMPD    Z17, Z22, K1, Z21
-	VPXORQ       Z11, Z23, K2, Z23
-	VPXORQ       Z11, Z21, K3, Z21
-	VFMADD213PD  Z30, Z12, Z23
-	VFMADD213PD  Z30, Z12, Z21
-	VPADDQ       Z23, Z24, Z24
-	VPADDQ       Z21, Z25, Z25
-	VPTESTMQ     Z10, Z13, K1
-	VPTESTMQ.BCST sincosTab<>+T_INTTWO(SB), Z13, K2
-	KXORW        K1, K2, K3
-	VBLENDMPD    Z26, Z9, K1, Z27
-	VBLENDMPD    Z9, Z26, K1, Z16
-	VPXORQ       Z11, Z27, K2, Z27
-	VPXORQ       Z11, Z16, K3, Z16
-	VFMADD213PD  Z30, Z12, Z27
-	VFMADD213PD  Z30, Z12, Z16
-	VPADDQ       Z27, Z28, Z28
-	VPADDQ       Z16, Z29, Z29
+	QUADRANT_SUM(Z0, Z1, Z4, Z5, Z6, Z7, Z8)
+	QUADRANT_SUM(Z17, Z18, Z21, Z22, Z23, Z24, Z25)
+	QUADRANT_SUM(Z9, Z13, Z16, Z26, Z27, Z28, Z29)
 
 	LEAQ (R11)(DX*8), R11
 	DECQ R12
