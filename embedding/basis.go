@@ -1,6 +1,8 @@
 package embedding
 
 import (
+	"github.com/distfeat/distfeat/internal/numeric"
+
 	"math"
 	"sort"
 )
@@ -111,7 +113,7 @@ func cosineFactor(k int, u float64) float64 {
 	if k == 0 {
 		return 1
 	}
-	_, c := sincos(float64(math.Pi*float64(k)) * u)
+	_, c := numeric.Sincos(float64(math.Pi*float64(k)) * u)
 	return math.Sqrt2 * c
 }
 

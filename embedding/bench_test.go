@@ -1,6 +1,8 @@
 package embedding
 
 import (
+	"github.com/distfeat/distfeat/internal/numeric"
+
 	"fmt"
 	"testing"
 )
@@ -27,9 +29,9 @@ func BenchmarkMMDAdd(b *testing.B) {
 		e := mustNew(b, mmdSpec(d, 1024, 0.1, 42))
 		fam := e.fams[0].(*mmdFamily)
 		u := uniformPoints(NewRNG(1, "bench"), benchBatch, d)
-		for _, path := range []mmdPath{mmdPathAVX512, mmdPathAVX2, mmdPathPortable} {
+		for _, path := range []numeric.MMDPath{numeric.MMDPathAVX512, numeric.MMDPathAVX2, numeric.MMDPathPortable} {
 			b.Run(fmt.Sprintf("d=%d/%v", d, path), func(b *testing.B) {
-				if !mmdPathSupported(path) {
+				if !numeric.MMDPathSupported(path) {
 					b.Skipf("kernel path %v is not supported on this machine", path)
 				}
 				saved := fam.path
@@ -49,7 +51,7 @@ func BenchmarkMMDAdd(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
-				mmdAccumulateSincos(fam.omega, u, benchBatch, d, fam.hp, acc)
+				numeric.MMDAccumulateSincos(fam.omega, u, benchBatch, d, fam.hp, acc)
 			}
 			reportPoints(b, benchBatch)
 		})

@@ -1,6 +1,8 @@
 package embedding
 
 import (
+	"github.com/distfeat/distfeat/internal/numeric"
+
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -71,9 +73,9 @@ func vectorSum(v []float32) string {
 
 // goldenFeatures computes the checksum of every column of every test spec on the fixed
 // input, once per mmd kernel path in paths.
-func goldenFeatures(t *testing.T, paths []mmdPath, points int) (ids map[string]string, sums map[mmdPath]map[string]string) {
+func goldenFeatures(t *testing.T, paths []numeric.MMDPath, points int) (ids map[string]string, sums map[numeric.MMDPath]map[string]string) {
 	t.Helper()
-	ids, sums = map[string]string{}, map[mmdPath]map[string]string{}
+	ids, sums = map[string]string{}, map[numeric.MMDPath]map[string]string{}
 	for _, p := range paths {
 		sums[p] = map[string]string{}
 	}
@@ -104,9 +106,9 @@ func TestGolden(t *testing.T) {
 		g.RNG.Seed, g.RNG.Stream = 42, "mmd"
 		g.RNG.Uint64, g.RNG.Float64, g.RNG.Normal = goldenRNG()
 		g.Input.Seed, g.Input.Stream, g.Input.Points = 7, "golden-points", points
-		var all map[mmdPath]map[string]string
-		g.SpecIDs, all = goldenFeatures(t, []mmdPath{mmdBestPath()}, points)
-		g.Features = all[mmdBestPath()]
+		var all map[numeric.MMDPath]map[string]string
+		g.SpecIDs, all = goldenFeatures(t, []numeric.MMDPath{numeric.MMDBestPath()}, points)
+		g.Features = all[numeric.MMDBestPath()]
 		b, err := json.MarshalIndent(g, "", "  ")
 		if err != nil {
 			t.Fatal(err)
@@ -142,9 +144,9 @@ func TestGolden(t *testing.T) {
 		}
 	}
 
-	var paths []mmdPath
-	for _, path := range []mmdPath{mmdPathAVX512, mmdPathAVX2, mmdPathPortable} {
-		if mmdPathSupported(path) {
+	var paths []numeric.MMDPath
+	for _, path := range []numeric.MMDPath{numeric.MMDPathAVX512, numeric.MMDPathAVX2, numeric.MMDPathPortable} {
+		if numeric.MMDPathSupported(path) {
 			paths = append(paths, path)
 		} else {
 			t.Logf("mmd kernel path %v is not supported here; golden checked on the others", path)

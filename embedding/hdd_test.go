@@ -1,6 +1,8 @@
 package embedding
 
 import (
+	"github.com/distfeat/distfeat/internal/numeric"
+
 	"errors"
 	"fmt"
 	"math"
@@ -53,7 +55,7 @@ func exactQ(x, y float64) float64 {
 // exactRho2 is ∫∫ κ(p, q) over [0,1]² by tensor composite Gauss–Legendre (panels × 8
 // nodes per axis).
 func exactRho2(div divergence, p, q func(x, y float64) float64, panels int) float64 {
-	gx, gw := gaussLegendre(8)
+	gx, gw := numeric.GaussLegendre(8)
 	var xs, ws []float64
 	for k := 0; k < panels; k++ {
 		for i, x := range gx {
@@ -94,7 +96,7 @@ func sqDist(a, b []float64) float64 {
 // (tensor Gauss–Legendre, no grid, no basis): the error of step 2 alone.
 func lambdaOnlyRho2(div divergence, m int, p, q func(x, y float64) float64, panels int) float64 {
 	lams := drawLambdas(div, m, false, nil)
-	gx, gw := gaussLegendre(8)
+	gx, gw := numeric.GaussLegendre(8)
 	var xs, ws []float64
 	for k := 0; k < panels; k++ {
 		for i, x := range gx {
@@ -324,8 +326,8 @@ func TestHDDBinning(t *testing.T) {
 		}
 		cx, cy := min(1, max(0, u[0])), min(1, max(0, u[1]))
 		// Rounding each of three weights to 2⁻³² moves the mean by < 2·2⁻³².
-		if math.Abs(mx/fixedScale-cx) > 1e-9 || math.Abs(my/fixedScale-cy) > 1e-9 {
-			t.Fatalf("point %v: binned mean (%v, %v)", u, mx/fixedScale, my/fixedScale)
+		if math.Abs(mx/numeric.FixedScale-cx) > 1e-9 || math.Abs(my/numeric.FixedScale-cy) > 1e-9 {
+			t.Fatalf("point %v: binned mean (%v, %v)", u, mx/numeric.FixedScale, my/numeric.FixedScale)
 		}
 		fast.add2(u)
 		generic.addJoint(u, 2)
@@ -573,8 +575,8 @@ func TestHDDKernelEstimate(t *testing.T) {
 	}
 }
 
-// TestHDDLogSqrtPaths: hddLogSqrt on every path equals the definition (math.Sqrt, and
-// logPortable for p > 0, else 0) bit for bit, with the same largest |ln p|: cell counts
+// TestHDDLogSqrtPaths: numeric.HDDLogSqrt on every path equals the definition (math.Sqrt, and
+// numeric.Log for p > 0, else 0) bit for bit, with the same largest |ln p|: cell counts
 // around the kernel's 8, runs at the floor, zeros, negative values, subnormals, +Inf and
 // NaN (which send their block of 8 to the portable code), values at √2/2 and powers of 2.
 func TestHDDLogSqrtPaths(t *testing.T) {
@@ -600,13 +602,13 @@ func TestHDDLogSqrtPaths(t *testing.T) {
 			for c, v := range p {
 				wantS[c] = math.Sqrt(v)
 				if v > 0 {
-					wantL[c] = logPortable(v)
+					wantL[c] = numeric.Log(v)
 				}
 				wantMax = max(wantMax, math.Abs(wantL[c]))
 			}
 			for _, path := range dotPaths(t) {
 				sq, lnp := make([]float64, n), make([]float64, n)
-				gotMax := hddLogSqrt(path, p, sq, lnp)
+				gotMax := numeric.HDDLogSqrt(path, p, sq, lnp)
 				if math.Float64bits(gotMax) != math.Float64bits(wantMax) {
 					t.Fatalf("n=%d %s path %v: max |ln p| %v, definition %v", n, mix, path, gotMax, wantMax)
 				}
@@ -621,7 +623,7 @@ func TestHDDLogSqrtPaths(t *testing.T) {
 }
 
 // TestHDDFinalizePathsBitIdentical: a window's features and coefficients are the same bits
-// on every kernel path (the AVX-512 one takes kdeMass2T, the transposed layout, hddLogSqrt's
+// on every kernel path (the AVX-512 one takes kdeMass2T, the transposed layout, numeric.HDDLogSqrt's
 // and project2DT's kernels), for d = 2 with G odd and even, both boundaries, floors that
 // put no, some or all cells at the floor, and windows that are empty, one point, points
 // on the faces and a cloud; and for d = 1, d = 3 and marginal mode, which take other code.
@@ -700,7 +702,7 @@ func TestHDDFinalizePathsBitIdentical(t *testing.T) {
 	}
 }
 
-// TestHDDCellsRunsPaths: hddCells on every path equals the scalar definition bit for bit
+// TestHDDCellsRunsPaths: numeric.HDDCells on every path equals the scalar definition bit for bit
 // when whole blocks of 8 cells repeat the cell before them (the AVX-512 kernel copies that
 // cell's results) and when they only nearly do: same ln p̂ with another √p̂, same √p̂ with
 // another ln p̂, +0 against −0, and runs that start or end inside a block.
@@ -735,13 +737,13 @@ func TestHDDCellsRunsPaths(t *testing.T) {
 			cr, ci := rng.Normal(), rng.Normal()
 			for _, path := range dotPaths(t) {
 				fr, fi := make([]float64, n), make([]float64, n)
-				hddCells(path, lam, cr, ci, sq, lnp, fr, fi, maxAbsL)
+				numeric.HDDCells(path, lam, cr, ci, sq, lnp, fr, fi, maxAbsL)
 				for c, l := range lnp {
-					sn, cs := sincos(lam * l)
+					sn, cs := numeric.Sincos(lam * l)
 					re, im := float64(sq[c]*cs)-1, float64(sq[c]*sn)
 					wr, wi := float64(cr*re)-float64(ci*im), float64(ci*re)+float64(cr*im)
-					if path == dotPathPortable && l == 0 && math.Signbit(l) {
-						continue // hddCellsGo reuses sincos across ±0 (equal as floats; ln p̂ is never −0)
+					if path == numeric.PathPortable && l == 0 && math.Signbit(l) {
+						continue // numeric.HDDCellsGo reuses sincos across ±0 (equal as floats; ln p̂ is never −0)
 					}
 					if math.Float64bits(fr[c]) != math.Float64bits(wr) || math.Float64bits(fi[c]) != math.Float64bits(wi) {
 						t.Fatalf("λ=%v trial %d path %v cell %d (√p̂ %v, ln p̂ %v): (%v, %v), definition (%v, %v)",
@@ -754,12 +756,12 @@ func TestHDDCellsRunsPaths(t *testing.T) {
 }
 
 // TestProject2DTPathsBitIdentical: project2DT on the AVX-512 path (its fold kernel, the
-// dual-table second contraction and projLanes's kernels) equals the portable project and
+// dual-table second contraction and numeric.ProjLanes's kernels) equals the portable project and
 // project2 on the row-major functions bit for bit, for G odd and even, below and around 8,
 // basis sizes that give second-axis groups of one to many lanes, and values with signed
 // zeros, tiny and huge magnitudes.
 func TestProject2DTPathsBitIdentical(t *testing.T) {
-	if !dotPathSupported(dotPathAVX512) {
+	if !numeric.PathSupported(numeric.PathAVX512) {
 		t.Skip("no AVX-512 on this machine or build: project2DT is only taken there")
 	}
 	rng := NewRNG(25, "proj-2dt")
@@ -767,7 +769,7 @@ func TestProject2DTPathsBitIdentical(t *testing.T) {
 		for _, nb := range []int{1, 3, 10, 100} {
 			basis := cosineIndices(2, nb)
 			fast, ref := newProjPlan(g, basis), newProjPlan(g, basis)
-			fast.path, ref.path = dotPathAVX512, dotPathPortable
+			fast.path, ref.path = numeric.PathAVX512, numeric.PathPortable
 			if !fast.use2D() || ref.use2D() {
 				t.Fatalf("G=%d: use2D %v (AVX-512), %v (portable)", g, fast.use2D(), ref.use2D())
 			}

@@ -1,6 +1,8 @@
 package embedding
 
 import (
+	"github.com/distfeat/distfeat/internal/numeric"
+
 	"fmt"
 	"math"
 	"testing"
@@ -166,7 +168,7 @@ func TestMMDMatchesDefinition(t *testing.T) {
 			spec.Families[0].Name = "mmd_x"
 			e := mustNew(t, spec)
 			if tc.bw < 1e-9 {
-				if m := e.fams[0].(*mmdFamily); m.path != mmdPathExact {
+				if m := e.fams[0].(*mmdFamily); m.path != numeric.MMDPathExact {
 					t.Errorf("bandwidth %g: kernel path %v, want the exact fallback", tc.bw, m.path)
 				}
 			}

@@ -1,6 +1,6 @@
 //go:build amd64 && !amd64.v3
 
-package embedding
+package numeric
 
 // stdlibIsReference: on amd64 below GOAMD64=v3 the compiler never fuses multiply-adds, so
 // Go's math.Log (assembly), math.Sincos, math.Cos and math.Tan (pure Go) execute exactly

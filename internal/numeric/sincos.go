@@ -1,4 +1,4 @@
-package embedding
+package numeric
 
 import "math"
 
@@ -24,13 +24,13 @@ import "math"
 //  4. Quadrant fix-up: swap when q is odd, negate sin when q&2, negate cos when (q+1)&2.
 //
 // Accuracy: ≤ 2e-16 absolute on the reduced range; overall ≲ 1e-15 absolute against the
-// correctly rounded sin/cos of the same float64 θ for |θ| ≤ sincosMaxArg (2⁴⁰ ≈ 1.1e12),
+// correctly rounded sin/cos of the same float64 θ for |θ| ≤ SincosMaxArg (2⁴⁰ ≈ 1.1e12),
 // verified by TestSincosAccuracy up to that bound. The mmd features only ever see
 // |θ| ≤ Σ_j |ω_j| for u ∈ [0,1]^d, which is < 100 for bandwidth 0.1; a family whose
-// draws could exceed sincosMaxArg (an absurdly small bandwidth) is compiled to the scalar
+// draws could exceed SincosMaxArg (an absurdly small bandwidth) is compiled to the scalar
 // path that calls sincos, which falls back to math.Sincos beyond the bound. Past 2⁵¹·π/2 the
 // quadrant rounding of step 1 breaks down, so the polynomial path must never see such θ.
-const sincosMaxArg = 1 << 40
+const SincosMaxArg = 1 << 40
 
 // Constants of the kernel. The assembly (mmd_amd64.s) holds the same bit patterns; the
 // bit-identity test fails if they ever differ.
@@ -53,7 +53,7 @@ const (
 	cosC5 = 4.16666666666665929218e-2   // 0x3FA555555555554B
 )
 
-// sincosPoly is the kernel of every path: sin θ and cos θ for |θ| ≤ sincosMaxArg. It must
+// sincosPoly is the kernel of every path: sin θ and cos θ for |θ| ≤ SincosMaxArg. It must
 // stay operation-for-operation identical to the assembly in mmd_amd64.s.
 func sincosPoly(theta float64) (sin, cos float64) {
 	s, c, q := sincosOctant(theta)
@@ -69,7 +69,7 @@ func sincosPoly(theta float64) (sin, cos float64) {
 	return s, c
 }
 
-// sincosOctant is the shared core of sincosPoly and sincosFlat: the Cody–Waite reduction by
+// sincosOctant is the shared core of sincosPoly and SincosFlat: the Cody–Waite reduction by
 // π/2 and the two polynomials on the reduced argument. It returns sin r, cos r and the
 // quadrant bits q (the low bits of the rounded θ·2/π); the callers apply the quadrant.
 func sincosOctant(theta float64) (s, c float64, q uint64) {
@@ -100,25 +100,25 @@ func sincosOctant(theta float64) (s, c float64, q uint64) {
 }
 
 // sincos returns sin θ and cos θ, deterministically on every platform for |θ| ≤
-// sincosMaxArg (the polynomial kernel); beyond it, math.Sincos (accurate, but its last bit
+// SincosMaxArg (the polynomial kernel); beyond it, math.Sincos (accurate, but its last bit
 // may depend on the architecture). NaN and ±Inf give NaN.
-func sincos(theta float64) (sin, cos float64) {
-	if math.Abs(theta) <= sincosMaxArg {
+func Sincos(theta float64) (sin, cos float64) {
+	if math.Abs(theta) <= SincosMaxArg {
 		return sincosPoly(theta)
 	}
 	return math.Sincos(theta)
 }
 
 // cosPi returns cos(π·x) through the deterministic kernel.
-func cosPi(x float64) float64 {
-	_, c := sincos(float64(math.Pi * x))
+func CosPi(x float64) float64 {
+	_, c := Sincos(float64(math.Pi * x))
 	return c
 }
 
-// sincosFixed is (toFixed(sin θ), toFixed(cos θ)) for |θ| ≤ sincosMaxArg, bit-identical to
-// toFixed of sincosPoly: sincosOctant's operations, then the quadrant applied to the
+// sincosFixed is (ToFixed(sin θ), ToFixed(cos θ)) for |θ| ≤ SincosMaxArg, bit-identical to
+// ToFixed of sincosPoly: sincosOctant's operations, then the quadrant applied to the
 // fixed-point integers with masks (a swap when q is odd, negations when q&2 and (q+1)&2),
-// which is exact because toFixed rounds half to even (toFixed(−x) = −toFixed(x)). It is the
+// which is exact because ToFixed rounds half to even (ToFixed(−x) = −ToFixed(x)). It is the
 // one-argument form of the portable mmd kernel's sums (mmdSinCosSum, mmdSinCosSum2), which
 // the tests check against it and against sincosPoly.
 func sincosFixed(theta float64) (sin, cos int64) {
@@ -131,18 +131,43 @@ func sincosFixed(theta float64) (sin, cos int64) {
 	pc := math.FMA(math.FMA(math.FMA(math.FMA(math.FMA(cosC0, z, cosC1), z, cosC2), z, cosC3), z, cosC4), z, cosC5)
 	c := math.FMA(math.FMA(pc, z, -0.5), z, 1)
 	s := math.FMA(ps, float64(r*z), r)
-	return fixedQuadrant(math.Float64bits(t), math.FMA(s, fixedScale, fixedMagic), math.FMA(c, fixedScale, fixedMagic))
+	return fixedQuadrant(math.Float64bits(t), math.FMA(s, FixedScale, fixedMagic), math.FMA(c, FixedScale, fixedMagic))
 }
 
 // fixedQuadrant applies the quadrant bits q of sincosOctant to fixed-point values: fs and
 // fc are fma(sin r, 2³², 1.5·2⁵²) and fma(cos r, 2³², 1.5·2⁵²) of the reduced argument
-// (toFixed before its integer subtraction). The swap and negations act on the integers,
-// which is exact because toFixed rounds half to even (toFixed(−x) = −toFixed(x)), and
+// (ToFixed before its integer subtraction). The swap and negations act on the integers,
+// which is exact because ToFixed rounds half to even (ToFixed(−x) = −ToFixed(x)), and
 // need no branches.
 func fixedQuadrant(q uint64, fs, fc float64) (sin, cos int64) {
-	a := int64(math.Float64bits(fs) - fixedMagicBits)
-	b := int64(math.Float64bits(fc) - fixedMagicBits)
+	a := int64(math.Float64bits(fs) - FixedMagicBits)
+	b := int64(math.Float64bits(fc) - FixedMagicBits)
 	sw := (a ^ b) & (int64(q<<63) >> 63)             // all ones when q is odd
 	ns, nc := int64(q<<62)>>63, int64((q+1)<<62)>>63 // all ones when q&2, (q+1)&2
 	return (a ^ sw ^ ns) - ns, (b ^ sw ^ nc) - nc
+}
+
+// SincosFlat is sincos with a branch-free quadrant fix-up: the same operations as
+// sincosPoly, then the swap and the sign flips applied with integer masks instead of
+// data-dependent branches (which mispredict about half the time on random arguments and
+// cost more than the polynomial). Bit-identical to sincos for every argument
+// (TestSincosFlat); beyond SincosMaxArg and for NaN or ±Inf it calls sincos.
+func SincosFlat(theta float64) (sin, cos float64) {
+	if !(math.Abs(theta) <= SincosMaxArg) {
+		return Sincos(theta)
+	}
+	s, c, q := sincosOctant(theta)
+	sb, cb := math.Float64bits(s), math.Float64bits(c)
+	swap := (sb ^ cb) & -(q & 1) // all ones when q is odd
+	sb ^= swap
+	cb ^= swap
+	sb ^= (q & 2) << 62       // negate sin when q&2
+	cb ^= ((q + 1) & 2) << 62 // negate cos when (q+1)&2
+	return math.Float64frombits(sb), math.Float64frombits(cb)
+}
+
+// CosPiFlat is cosPi through SincosFlat: bit-identical, without the quadrant branches.
+func CosPiFlat(x float64) float64 {
+	_, c := SincosFlat(float64(math.Pi * x))
+	return c
 }

@@ -1,6 +1,10 @@
-package embedding
+package numeric
 
-import "math"
+import (
+	"math"
+
+	"github.com/distfeat/distfeat/internal/quadrature"
+)
 
 // Portable elementary functions for the feature path.
 //
@@ -9,8 +13,8 @@ import "math"
 // assembly on amd64 and s390x, pure Go elsewhere), and the pure-Go ones are compiled with
 // whatever multiply-add fusion the target allows (arm64, ppc64le, s390x, riscv64, and amd64
 // from GOAMD64=v3 on fuse x*y+z; amd64 v1 does not). So every transcendental function whose
-// result reaches a feature is one of the functions below (or sincos/sincosFlat and
-// expPortable): the algorithms of Go's math package (the Cephes/FreeBSD code of Go 1.26),
+// result reaches a feature is one of the functions below (or sincos/SincosFlat and
+// Exp): the algorithms of Go's math package (the Cephes/FreeBSD code of Go 1.26),
 // with every product that feeds a sum rounded by an explicit float64 conversion, so that no
 // compiler may fuse it. That is exactly the operation sequence amd64 (GOAMD64=v1) executes
 // for math.Log, math.Sincos, math.Cos and math.Tan, so features computed before these
@@ -18,11 +22,11 @@ import "math"
 // TestDeterministicMath compares them with the library on amd64 and with committed
 // checksums everywhere; TestNoImplicitFusion checks that nothing in the package fuses.
 
-// logPortable is the natural logarithm: Go's math.log (FreeBSD's e_log.c) with every
+// Log is the natural logarithm: Go's math.log (FreeBSD's e_log.c) with every
 // operation separately rounded; bit-identical to math.Log on amd64 for every positive
 // normal x (its assembly performs the same operations; for subnormal x it mis-scales the
 // exponent, which this function does not). NaN and +Inf return x, x < 0 NaN, ±0 −Inf.
-func logPortable(x float64) float64 {
+func Log(x float64) float64 {
 	const (
 		ln2Hi = 6.93147180369123816490e-01 // 0x3fe62e42fee00000
 		ln2Lo = 1.90821492927058770002e-10 // 0x3dea39ef35793c76
@@ -105,7 +109,7 @@ const (
 	stdReduceMax = 1 << 29
 )
 
-// stdOctant is the shared argument reduction of sincosPortable and tanPortable for
+// stdOctant is the shared argument reduction of sincosPortable and Tan for
 // 0 ≤ x < stdReduceMax: the octant j (mapped to an even number) and the reduced argument z.
 func stdOctant(x float64) (j uint64, z float64) {
 	j = uint64(float64(x * (4 / math.Pi))) // rounded first: ppc64 may fuse it into the conversion
@@ -171,9 +175,9 @@ func cosPortable(x float64) float64 {
 	return c
 }
 
-// tanPortable is Go's math.Tan with every operation separately rounded: bit-identical to
+// Tan is Go's math.Tan with every operation separately rounded: bit-identical to
 // math.Tan on amd64 with GOAMD64=v1 for |x| < 2²⁹.
-func tanPortable(x float64) float64 {
+func Tan(x float64) float64 {
 	switch {
 	case x == 0 || math.IsNaN(x):
 		return x
@@ -207,4 +211,55 @@ func tanPortable(x float64) float64 {
 		y = -y
 	}
 	return y
+}
+
+// GaussLegendre is the n-point Gauss–Legendre rule on [−1, 1] (see quadrature.GaussLegendre).
+// Its initial guesses use the portable cosine, so the nodes are the same on every architecture.
+func GaussLegendre(n int) (x, w []float64) { return quadrature.GaussLegendreCos(n, cosPortable) }
+
+// Exp is eˣ computed in pure Go (the fdlibm algorithm of Go's portable math.exp).
+// math.Exp on amd64 uses an assembly kernel that switches to FMA instructions when the CPU
+// has them, so its last bit can differ between machines; compile-time quantities that
+// enter features (KDE weights, js λ quantiles) use this function instead.
+func Exp(x float64) float64 {
+	const (
+		ln2Hi     = 6.93147180369123816490e-01
+		ln2Lo     = 1.90821492927058770002e-10
+		log2e     = 1.44269504088896338700e+00
+		overflow  = 7.09782712893383973096e+02
+		underflow = -7.45133219101941108420e+02
+		nearZero  = 1.0 / (1 << 28)
+
+		p1 = 1.66666666666666657415e-01
+		p2 = -2.77777777770155933842e-03
+		p3 = 6.61375632143793436117e-05
+		p4 = -1.65339022054652515390e-06
+		p5 = 4.13813679705723846039e-08
+	)
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 1):
+		return x
+	case math.IsInf(x, -1):
+		return 0
+	case x > overflow:
+		return math.Inf(1)
+	case x < underflow:
+		return 0
+	case -nearZero < x && x < nearZero:
+		return 1 + x
+	}
+	var k int
+	switch {
+	case x < 0:
+		k = int(float64(log2e*x) - 0.5)
+	case x > 0:
+		k = int(float64(log2e*x) + 0.5)
+	}
+	hi := x - float64(float64(k)*ln2Hi)
+	lo := float64(float64(k) * ln2Lo)
+	r := hi - lo
+	t := float64(r * r)
+	c := r - float64(t*(p1+float64(t*(p2+float64(t*(p3+float64(t*(p4+float64(t*p5)))))))))
+	y := 1 - ((lo - float64(r*c)/(2-c)) - hi)
+	return math.Ldexp(y, k)
 }

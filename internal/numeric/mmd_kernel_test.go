@@ -1,4 +1,4 @@
-package embedding
+package numeric
 
 import (
 	"fmt"
@@ -12,9 +12,9 @@ import (
 // the assembly. Inputs cover d = 1..17 (the dot loop), several block counts, chunk
 // boundaries, large arguments (bandwidth 1e-3 → |θ| up to ~1e4) and points outside [0,1].
 func TestMMDKernelPathsBitIdentical(t *testing.T) {
-	paths := []mmdPath{mmdPathPortable, mmdPathAVX2, mmdPathAVX512}
+	paths := []MMDPath{MMDPathPortable, MMDPathAVX2, MMDPathAVX512}
 	for _, p := range paths[1:] {
-		if !mmdPathSupported(p) {
+		if !MMDPathSupported(p) {
 			t.Logf("path %v is not supported on this machine; compared paths exclude it", p)
 		}
 	}
@@ -46,14 +46,14 @@ func TestMMDKernelPathsBitIdentical(t *testing.T) {
 			}
 			var want []int64
 			for _, p := range paths {
-				if !mmdPathSupported(p) {
+				if !MMDPathSupported(p) {
 					continue
 				}
 				acc := make([]int64, 2*tc.hp)
 				for i := range acc { // a non-zero starting state must be added to, not overwritten
 					acc[i] = int64(i) * 12345
 				}
-				mmdAccumulate(p, omega, u, tc.d, tc.hp, acc)
+				MMDAccumulate(p, omega, u, tc.d, tc.hp, acc)
 				if want == nil {
 					want = acc
 					continue
@@ -66,7 +66,7 @@ func TestMMDKernelPathsBitIdentical(t *testing.T) {
 					}
 				}
 			}
-			// The portable kernel must also agree with the per-term definition (toFixed of
+			// The portable kernel must also agree with the per-term definition (ToFixed of
 			// sincosPoly), which checks the magic-sum shortcut.
 			ref := make([]int64, 2*tc.hp)
 			for i := range ref {
@@ -79,8 +79,8 @@ func TestMMDKernelPathsBitIdentical(t *testing.T) {
 						theta = fmaF(omega[j*tc.hp+r], u[i*tc.d+j], theta)
 					}
 					s, c := sincosPoly(theta)
-					ref[r] += toFixed(s)
-					ref[tc.hp+r] += toFixed(c)
+					ref[r] += ToFixed(s)
+					ref[tc.hp+r] += ToFixed(c)
 				}
 			}
 			if !slices.Equal(ref, want) {
@@ -91,19 +91,19 @@ func TestMMDKernelPathsBitIdentical(t *testing.T) {
 }
 
 // TestSincosFixedMatchesPoly checks the portable kernel's building blocks against their
-// definition, toFixed of sincosPoly, on 4 million random arguments over every scale up to
-// sincosMaxArg plus quadrant boundaries, signed zeros and arguments next to multiples of π/4
+// definition, ToFixed of sincosPoly, on 4 million random arguments over every scale up to
+// SincosMaxArg plus quadrant boundaries, signed zeros and arguments next to multiples of π/4
 // (where the quadrant rounding and the integer-domain swap and negations matter), one
 // argument at a time (sincosFixed) and summed two at a time (mmdSinCosSum, odd and even
 // lengths). make test-arch runs it under qemu for arm64 too.
 func TestSincosFixedMatchesPoly(t *testing.T) {
-	th := sincosTestArgs(NewRNG(12, "sincos-fixed"), 400000, 1000)
+	th := sincosTestArgs(NewRNG(12, "Sincos-fixed"), 400000, 1000)
 	var wantS, wantC int64
 	for i, x := range th {
 		s, c := sincosPoly(x)
-		fs, fc := toFixed(s), toFixed(c)
+		fs, fc := ToFixed(s), ToFixed(c)
 		if gs, gc := sincosFixed(x); gs != fs || gc != fc {
-			t.Fatalf("sincosFixed(%v) = (%d, %d), toFixed of sincosPoly = (%d, %d)", x, gs, gc, fs, fc)
+			t.Fatalf("sincosFixed(%v) = (%d, %d), ToFixed of sincosPoly = (%d, %d)", x, gs, gc, fs, fc)
 		}
 		wantS += fs
 		wantC += fc
@@ -118,8 +118,8 @@ func TestSincosFixedMatchesPoly(t *testing.T) {
 	}
 }
 
-// mmdAccumulateRef is the per-term definition of the kernel: acc[r] += toFixed(sin θ) and
-// acc[hp+r] += toFixed(cos θ) with θ = ω_r·u_i (the product, then one FMA per coordinate)
+// mmdAccumulateRef is the per-term definition of the kernel: acc[r] += ToFixed(sin θ) and
+// acc[hp+r] += ToFixed(cos θ) with θ = ω_r·u_i (the product, then one FMA per coordinate)
 // and sin, cos from sincosPoly, one (point, frequency) pair at a time.
 func mmdAccumulateRef(omega, u []float64, n, d, hp int, acc []int64) {
 	for r := 0; r < hp; r++ {
@@ -129,8 +129,8 @@ func mmdAccumulateRef(omega, u []float64, n, d, hp int, acc []int64) {
 				theta = fmaF(omega[j*hp+r], u[i*d+j], theta)
 			}
 			s, c := sincosPoly(theta)
-			acc[r] += toFixed(s)
-			acc[hp+r] += toFixed(c)
+			acc[r] += ToFixed(s)
+			acc[hp+r] += ToFixed(c)
 		}
 	}
 }
@@ -159,7 +159,7 @@ func TestMMDPortableEdgeCountsBitIdentical(t *testing.T) {
 	} {
 		for _, n := range tc.counts {
 			for _, zeros := range []string{"none", "some", "all"} {
-				hp := mmdLanes
+				hp := MMDLanes
 				omega := make([]float64, tc.d*hp)
 				for i := range omega {
 					omega[i] = rng.Normal() * 30
@@ -181,7 +181,7 @@ func TestMMDPortableEdgeCountsBitIdentical(t *testing.T) {
 				for i := range got {
 					got[i], want[i] = int64(i)*-7777, int64(i)*-7777
 				}
-				mmdAccumulate(mmdPathPortable, omega, u, tc.d, hp, got)
+				MMDAccumulate(MMDPathPortable, omega, u, tc.d, hp, got)
 				mmdAccumulateRef(omega, u, n, tc.d, hp, want)
 				if !slices.Equal(got, want) {
 					t.Fatalf("d=%d n=%d zeros=%s: portable kernel differs from the per-term definition\ngot  %v\nwant %v", tc.d, n, zeros, got, want)
@@ -192,11 +192,11 @@ func TestMMDPortableEdgeCountsBitIdentical(t *testing.T) {
 }
 
 // sincosTestArgs is the argument set of the sincos kernel tests: perScale random arguments
-// at each scale from 1e-300 up to sincosMaxArg, the multiples k·π/4 for |k| ≤ kmax and their
-// neighbours (where the quadrant rounding matters), signed zeros and ±sincosMaxArg.
+// at each scale from 1e-300 up to SincosMaxArg, the multiples k·π/4 for |k| ≤ kmax and their
+// neighbours (where the quadrant rounding matters), signed zeros and ±SincosMaxArg.
 func sincosTestArgs(rng *RNG, perScale, kmax int) []float64 {
 	var th []float64
-	for _, scale := range []float64{1e-300, 1e-8, 1, math.Pi / 4, 10, 100, 1e4, 1e8, 1e12, sincosMaxArg} {
+	for _, scale := range []float64{1e-300, 1e-8, 1, math.Pi / 4, 10, 100, 1e4, 1e8, 1e12, SincosMaxArg} {
 		for i := 0; i < perScale; i++ {
 			th = append(th, (2*rng.Float64()-1)*scale)
 		}
@@ -205,16 +205,16 @@ func sincosTestArgs(rng *RNG, perScale, kmax int) []float64 {
 		x := float64(k) * (math.Pi / 4)
 		th = append(th, x, math.Nextafter(x, math.Inf(1)), math.Nextafter(x, math.Inf(-1)))
 	}
-	return append(th, 0, math.Copysign(0, -1), sincosMaxArg, -sincosMaxArg)
+	return append(th, 0, math.Copysign(0, -1), SincosMaxArg, -SincosMaxArg)
 }
 
-// TestSincosSum2MatchesPoly checks mmdSinCosSum2 (the fused d = 2 sum) against toFixed of
+// TestSincosSum2MatchesPoly checks mmdSinCosSum2 (the fused d = 2 sum) against ToFixed of
 // sincosPoly per point over the argument range of TestSincosFixedMatchesPoly: with ω =
-// (1, 0) the argument is the first coordinate itself, so every scale up to sincosMaxArg,
+// (1, 0) the argument is the first coordinate itself, so every scale up to SincosMaxArg,
 // the multiples of π/4 and their neighbours, and signed zeros reach the kernel; random ω
 // and points cover the fused product. Every length modulo the lane count is used.
 func TestSincosSum2MatchesPoly(t *testing.T) {
-	rng := NewRNG(13, "sincos-sum2")
+	rng := NewRNG(13, "Sincos-sum2")
 	args := sincosTestArgs(rng, 20000, 200)
 	u := make([]float64, 2*len(args))
 	for i, x := range args {
@@ -229,8 +229,8 @@ func TestSincosSum2MatchesPoly(t *testing.T) {
 			var wantS, wantC int64
 			for i := 0; i < n; i++ {
 				s, c := sincosPoly(fmaF(tc.w1, u[2*i+1], float64(tc.w0*u[2*i])))
-				wantS += toFixed(s)
-				wantC += toFixed(c)
+				wantS += ToFixed(s)
+				wantC += ToFixed(c)
 			}
 			if gs, gc := mmdSinCosSum2(u[:2*n], tc.w0, tc.w1); gs != wantS || gc != wantC {
 				t.Fatalf("%s, %d points: mmdSinCosSum2 = (%d, %d), want (%d, %d)", tc.name, n, gs, gc, wantS, wantC)

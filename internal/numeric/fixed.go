@@ -1,4 +1,4 @@
-package embedding
+package numeric
 
 import "math"
 
@@ -11,8 +11,8 @@ import "math"
 // points before an accumulator could overflow.
 
 const (
-	// fixedScale is the weight of one unit of an accumulator: 2³².
-	fixedScale = 0x1p32
+	// FixedScale is the weight of one unit of an accumulator: 2³².
+	FixedScale = 0x1p32
 	// fixedInv converts an accumulator back to float64.
 	fixedInv = 0x1p-32
 	// fixedMagic is 1.5·2⁵²: adding it to a float64 of magnitude < 2⁵¹ rounds it to an
@@ -24,14 +24,14 @@ const (
 // accumulators cannot overflow below it.
 const MaxWindowPoints = 1 << 31
 
-// fixedMagicBits is the bit pattern of fixedMagic.
-const fixedMagicBits = 0x4338000000000000
+// FixedMagicBits is the bit pattern of fixedMagic.
+const FixedMagicBits = 0x4338000000000000
 
-// toFixed rounds t·2³² to the nearest integer with a single fused multiply-add, exactly as
+// ToFixed rounds t·2³² to the nearest integer with a single fused multiply-add, exactly as
 // the SIMD kernels do (VFMADD then integer subtract), so both paths agree bit for bit.
-func toFixed(t float64) int64 {
-	return int64(math.Float64bits(math.FMA(t, fixedScale, fixedMagic)) - fixedMagicBits)
+func ToFixed(t float64) int64 {
+	return int64(math.Float64bits(math.FMA(t, FixedScale, fixedMagic)) - FixedMagicBits)
 }
 
-// fromFixed converts an accumulator to float64.
-func fromFixed(a int64) float64 { return float64(a) * fixedInv }
+// FromFixed converts an accumulator to float64.
+func FromFixed(a int64) float64 { return float64(a) * fixedInv }

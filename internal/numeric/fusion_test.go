@@ -1,4 +1,4 @@
-package embedding
+package numeric
 
 import (
 	"fmt"
@@ -15,6 +15,11 @@ import (
 // (amd64 only from GOAMD64=v3 on): three different code generators, each compiled in a few
 // seconds once the standard library is cached (s390x and riscv64 follow the same rule). The
 // feature path must compile to the same instructions whether or not that fusion is allowed.
+// featurePathPackages are the packages whose floating-point code reaches features, relative to
+// this directory: the kernels (this package), the families (embedding) and
+// internal/quadrature (its Gauss–Legendre nodes feed the js λs).
+var featurePathPackages = []string{".", "../../embedding", "../quadrature"}
+
 var fusionTargets = [][]string{
 	{"GOARCH=arm64"},
 	{"GOARCH=amd64", "GOAMD64=v3"},
@@ -29,8 +34,7 @@ var fusedOp = regexp.MustCompile(`\((\S+\.go:\d+)\)\s+(V?FN?M(?:ADD|SUB)\w*)\s`)
 // multiply-add instructions per source position.
 func fusedSites(t *testing.T, goBin string, env []string, gcflags string) map[string]int {
 	t.Helper()
-	// This package and internal/quadrature (its Gauss–Legendre nodes feed the js λs).
-	cmd := exec.Command(goBin, "build", "-gcflags="+gcflags, ".", "../internal/quadrature")
+	cmd := exec.Command(goBin, append([]string{"build", "-gcflags=" + gcflags}, featurePathPackages...)...)
 	cmd.Env = append(append(os.Environ(), "CGO_ENABLED=0"), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -48,9 +52,9 @@ func fusedSites(t *testing.T, goBin string, env []string, gcflags string) map[st
 // unless an explicit float64(...) conversion sits between the product and the sum, and the
 // gc compiler does so on arm64, ppc64le, s390x, riscv64 and amd64 with GOAMD64=v3, but not
 // on amd64 v1 — so an implicitly fused expression is computed differently there. The test
-// compiles this package for those targets as is and with -d=fmahash=n (which turns off the
+// compiles those packages for those targets as is and with -d=fmahash=n (which turns off the
 // implicit fusion only; math.FMA is always one instruction) and requires the same number of
-// fused instructions at every source line: every multiply-add in the package is then an
+// fused instructions at every source line: every multiply-add in them is then an
 // explicit math.FMA.
 func TestNoImplicitFusion(t *testing.T) {
 	goBin, err := exec.LookPath("go")

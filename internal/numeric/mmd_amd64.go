@@ -1,11 +1,11 @@
 //go:build amd64 && !purego
 
-package embedding
+package numeric
 
 import "golang.org/x/sys/cpu"
 
 // mmdKernelAVX512 is the AVX-512F kernel (mmd_amd64.s): 8 frequencies per instruction.
-// Preconditions (checked by mmdAccumulate): n ≥ 1, d ≥ 1, hp a positive multiple of 8,
+// Preconditions (checked by MMDAccumulate): n ≥ 1, d ≥ 1, hp a positive multiple of 8,
 // omega has d·hp elements, u has n·d, acc has 2·hp.
 //
 //go:noescape
@@ -17,25 +17,25 @@ func mmdKernelAVX512(omega, u *float64, n, d, hp int, acc *int64)
 //go:noescape
 func mmdKernelAVX2(omega, u *float64, n, d, hp int, acc *int64)
 
-// mmdPathSupported reports whether path can run on this machine.
-func mmdPathSupported(p mmdPath) bool {
+// MMDPathSupported reports whether path can run on this machine.
+func MMDPathSupported(p MMDPath) bool {
 	switch p {
-	case mmdPathAVX512:
+	case MMDPathAVX512:
 		return cpu.X86.HasAVX512F
-	case mmdPathAVX2:
+	case MMDPathAVX2:
 		return cpu.X86.HasAVX2 && cpu.X86.HasFMA
-	case mmdPathPortable, mmdPathExact:
+	case MMDPathPortable, MMDPathExact:
 		return true
 	}
 	return false
 }
 
 // mmdAccumulateSIMD runs one chunk on an assembly kernel.
-func mmdAccumulateSIMD(path mmdPath, omega, u []float64, n, d, hp int, acc []int64) {
+func mmdAccumulateSIMD(path MMDPath, omega, u []float64, n, d, hp int, acc []int64) {
 	switch {
-	case path == mmdPathAVX512 && cpu.X86.HasAVX512F:
+	case path == MMDPathAVX512 && cpu.X86.HasAVX512F:
 		mmdKernelAVX512(&omega[0], &u[0], n, d, hp, &acc[0])
-	case path == mmdPathAVX2 && cpu.X86.HasAVX2 && cpu.X86.HasFMA:
+	case path == MMDPathAVX2 && cpu.X86.HasAVX2 && cpu.X86.HasFMA:
 		mmdKernelAVX2(&omega[0], &u[0], n, d, hp, &acc[0])
 	default:
 		mmdAccumulateGo(omega, u, n, d, hp, acc)

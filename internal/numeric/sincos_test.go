@@ -1,4 +1,4 @@
-package embedding
+package numeric
 
 import (
 	"math"
@@ -6,13 +6,13 @@ import (
 )
 
 // TestSincosAccuracy checks the polynomial kernel against math.Sin/math.Cos (accurate to
-// about 1 ulp) over several argument scales up to sincosMaxArg. The brief requires 1e-7
+// about 1 ulp) over several argument scales up to SincosMaxArg. The brief requires 1e-7
 // absolute; the kernel is designed for ~1e-15, so the test asserts 1e-13: any loss of a
 // coefficient or reduction step would show up by orders of magnitude, not in the last bits.
 func TestSincosAccuracy(t *testing.T) {
-	rng := NewRNG(1, "sincos-accuracy")
+	rng := NewRNG(1, "Sincos-accuracy")
 	const tol = 1e-13
-	for _, scale := range []float64{1, math.Pi / 4, 10, 100, 1e4, 1e6, 1e9, sincosMaxArg} {
+	for _, scale := range []float64{1, math.Pi / 4, 10, 100, 1e4, 1e6, 1e9, SincosMaxArg} {
 		worst := 0.0
 		for i := 0; i < 200000; i++ {
 			theta := (2*rng.Float64() - 1) * scale
@@ -42,16 +42,16 @@ func TestSincosAccuracy(t *testing.T) {
 
 // TestSincosFallback checks sincos beyond the polynomial range and on non-finite input.
 func TestSincosFallback(t *testing.T) {
-	for _, theta := range []float64{3 * sincosMaxArg, -1e300, math.MaxFloat64} {
-		s, c := sincos(theta)
+	for _, theta := range []float64{3 * SincosMaxArg, -1e300, math.MaxFloat64} {
+		s, c := Sincos(theta)
 		es, ec := math.Sincos(theta)
 		if s != es || c != ec {
-			t.Errorf("sincos(%g) = (%v, %v), want math.Sincos (%v, %v)", theta, s, c, es, ec)
+			t.Errorf("Sincos(%g) = (%v, %v), want math.Sincos (%v, %v)", theta, s, c, es, ec)
 		}
 	}
 	for _, theta := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
-		if s, c := sincos(theta); !math.IsNaN(s) || !math.IsNaN(c) {
-			t.Errorf("sincos(%v) = (%v, %v), want NaN", theta, s, c)
+		if s, c := Sincos(theta); !math.IsNaN(s) || !math.IsNaN(c) {
+			t.Errorf("Sincos(%v) = (%v, %v), want NaN", theta, s, c)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package embedding
+package numeric
 
 import (
 	"crypto/sha256"
@@ -16,7 +16,7 @@ import (
 //   - Uniform: (bits >> 11) · 2⁻⁵³ ∈ [0, 1).
 //   - Normal: Box–Muller on u1 = ((bits>>11)+1)·2⁻⁵³ ∈ (0, 1] and u2 uniform:
 //     r = √(−2 ln u1); the pair is (r cos 2πu2, r sin 2πu2), returned first then second.
-//     ln, sin and cos are logPortable and sincosPortable (libm.go): the operations of Go's
+//     ln, sin and cos are Log and sincosPortable (libm.go): the operations of Go's
 //     math.Log and math.Sincos as amd64 executes them, pinned on every architecture.
 //
 // Library samplers (rand.NormFloat64 and friends) are deliberately not used: their
@@ -54,7 +54,7 @@ func (r *RNG) Normal() float64 {
 	}
 	u1 := float64((r.src.Uint64()>>11)+1) * 0x1p-53
 	u2 := r.Float64()
-	rad := math.Sqrt(-2 * logPortable(u1))
+	rad := math.Sqrt(-2 * Log(u1))
 	s, c := sincosPortable(2 * math.Pi * u2)
 	r.spare, r.haveSpare = rad*s, true
 	return rad * c

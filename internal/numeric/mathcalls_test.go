@@ -1,4 +1,4 @@
-package embedding
+package numeric
 
 import (
 	"go/ast"
@@ -19,34 +19,33 @@ var exactMath = map[string]bool{
 	"Min": true, "Max": true,
 }
 
-// inexactMathAllowed are the functions of this package that may call the rest of the math
+// inexactMathAllowed are the functions of the feature-path packages that may call the rest of the math
 // library, and why that does not touch features.
 var inexactMathAllowed = map[string]string{
 	"kappa":               "κ(x, y), the divergences' definition, used only by tests as the oracle",
 	"cdf":                 "the λ measure's CDF, used only by tests",
-	"sincos":              "math.Sincos beyond sincosMaxArg (2⁴⁰): only a bandwidth below ~1e-11 gets there (documented)",
+	"Sincos":              "math.Sincos beyond SincosMaxArg (2⁴⁰): only a bandwidth below ~1e-11 gets there (documented)",
 	"sincosPortable":      "math.Sincos beyond 2²⁹, which no caller reaches (libm.go)",
-	"tanPortable":         "math.Tan beyond 2²⁹, which no caller reaches (libm.go)",
-	"mmdAccumulateSincos": "the benchmark's reference with math.Sincos, not a kernel path",
+	"Tan":                 "math.Tan beyond 2²⁹, which no caller reaches (libm.go)",
+	"MMDAccumulateSincos": "the benchmark's reference with math.Sincos, not a kernel path",
 	"GaussLegendre":       "quadrature.GaussLegendre with math.Cos, for internal/synth; embedding calls GaussLegendreCos with cosPortable",
 }
 
 // TestFeaturePathMathCalls enforces the library half of the feature-path floating-point rule
 // (docs/CONTRACTS.md): math.Log, math.Exp, math.Sincos, math.Pow and the other elementary
 // functions differ in their last bit between architectures (assembly on some, pure Go
-// compiled with or without fused multiply-adds on others), so product code in this package
-// calls only exactly rounded math functions and the portable ones of libm.go, except in the
+// compiled with or without fused multiply-adds on others), so product code in the feature-path packages
+// (featurePathPackages) calls only exactly rounded math functions and the portable ones of libm.go, except in the
 // functions listed above.
 func TestFeaturePathMathCalls(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
+	var files []string
+	for _, dir := range featurePathPackages {
+		matches, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, matches...)
 	}
-	quad, err := filepath.Glob("../internal/quadrature/*.go") // Gauss–Legendre nodes of the js λs
-	if err != nil {
-		t.Fatal(err)
-	}
-	files = append(files, quad...)
 	fset := token.NewFileSet()
 	checked := 0
 	for _, name := range files {

@@ -1,55 +1,55 @@
-package embedding
+package numeric
 
 import (
 	"fmt"
 	"math"
 )
 
-// mmdPath selects an implementation of the mmd accumulation kernel. Every polynomial path
-// (portable, AVX2, AVX-512) produces bit-identical accumulators; mmdPathExact exists only
-// for families whose frequencies are too large for the polynomial kernel (see sincosMaxArg).
-type mmdPath int
+// MMDPath selects an implementation of the mmd accumulation kernel. Every polynomial path
+// (portable, AVX2, AVX-512) produces bit-identical accumulators; MMDPathExact exists only
+// for families whose frequencies are too large for the polynomial kernel (see SincosMaxArg).
+type MMDPath int
 
 const (
-	mmdPathPortable mmdPath = iota // pure Go (mmdAccumulateGo), sincosPoly's operations inlined
-	mmdPathAVX2                    // amd64 AVX2+FMA, 4 frequencies per instruction
-	mmdPathAVX512                  // amd64 AVX-512F, 8 frequencies per instruction
-	mmdPathExact                   // pure Go with sincos (math.Sincos beyond sincosMaxArg)
+	MMDPathPortable MMDPath = iota // pure Go (mmdAccumulateGo), sincosPoly's operations inlined
+	MMDPathAVX2                    // amd64 AVX2+FMA, 4 frequencies per instruction
+	MMDPathAVX512                  // amd64 AVX-512F, 8 frequencies per instruction
+	MMDPathExact                   // pure Go with sincos (math.Sincos beyond SincosMaxArg)
 )
 
-func (p mmdPath) String() string {
+func (p MMDPath) String() string {
 	switch p {
-	case mmdPathPortable:
+	case MMDPathPortable:
 		return "portable"
-	case mmdPathAVX2:
+	case MMDPathAVX2:
 		return "avx2"
-	case mmdPathAVX512:
+	case MMDPathAVX512:
 		return "avx512"
-	case mmdPathExact:
+	case MMDPathExact:
 		return "exact"
 	}
-	return fmt.Sprintf("mmdPath(%d)", int(p))
+	return fmt.Sprintf("MMDPath(%d)", int(p))
 }
 
-// mmdLanes is the padding unit of the frequency axis: the widest SIMD path's lane count.
+// MMDLanes is the padding unit of the frequency axis: the widest SIMD path's lane count.
 // Padded frequencies have ω = 0 and their accumulators are never read.
-const mmdLanes = 8
+const MMDLanes = 8
 
 // mmdChunkBytes bounds the slice of points one kernel call streams over once per block of
 // frequencies, so that it stays in L1 while every block re-reads it.
 const mmdChunkBytes = 16 << 10
 
-// mmdAccumulate adds Σ_i toFixed(sin ω_r·u_i) to acc[r] and Σ_i toFixed(cos ω_r·u_i) to
+// MMDAccumulate adds Σ_i ToFixed(sin ω_r·u_i) to acc[r] and Σ_i ToFixed(cos ω_r·u_i) to
 // acc[hp+r] for the n = len(u)/d points u_i and the frequencies r < hp, where omega holds
-// ω in column layout (ω_jr at omega[j*hp+r], hp a multiple of mmdLanes). Integer sums are
+// ω in column layout (ω_jr at omega[j*hp+r], hp a multiple of MMDLanes). Integer sums are
 // associative, so how points are chunked (or which path runs) never changes the result.
-func mmdAccumulate(path mmdPath, omega, u []float64, d, hp int, acc []int64) {
+func MMDAccumulate(path MMDPath, omega, u []float64, d, hp int, acc []int64) {
 	n := len(u) / d
 	if n == 0 {
 		return
 	}
-	if hp%mmdLanes != 0 || len(omega) < d*hp || len(acc) < 2*hp || len(u) != n*d {
-		panic("embedding: mmdAccumulate: inconsistent dimensions")
+	if hp%MMDLanes != 0 || len(omega) < d*hp || len(acc) < 2*hp || len(u) != n*d {
+		panic("embedding: MMDAccumulate: inconsistent dimensions")
 	}
 	chunk := mmdChunkBytes / (8 * d)
 	if chunk < 16 {
@@ -59,9 +59,9 @@ func mmdAccumulate(path mmdPath, omega, u []float64, d, hp int, acc []int64) {
 		m := min(chunk, n-start)
 		part := u[start*d : (start+m)*d]
 		switch path {
-		case mmdPathAVX512, mmdPathAVX2:
+		case MMDPathAVX512, MMDPathAVX2:
 			mmdAccumulateSIMD(path, omega, part, m, d, hp, acc)
-		case mmdPathExact:
+		case MMDPathExact:
 			mmdAccumulateExact(omega, part, m, d, hp, acc)
 		default:
 			mmdAccumulateGo(omega, part, m, d, hp, acc)
@@ -69,19 +69,19 @@ func mmdAccumulate(path mmdPath, omega, u []float64, d, hp int, acc []int64) {
 	}
 }
 
-// fixedMagicSum is n·fixedMagicBits modulo 2⁶⁴: the kernels add the raw bit patterns of
+// fixedMagicSum is n·FixedMagicBits modulo 2⁶⁴: the kernels add the raw bit patterns of
 // fma(t, 2³², 1.5·2⁵²) and subtract the magic once per accumulator and call instead of once
 // per term. Two's-complement arithmetic makes both orders give the same int64.
 func fixedMagicSum(n int) int64 {
-	return int64(uint64(n) * fixedMagicBits)
+	return int64(uint64(n) * FixedMagicBits)
 }
 
 // mmdThetaMax bounds the points of one mmdAccumulateGo pass: their arguments θ for one
-// frequency live in a stack buffer (2048 points = 16 KiB, mmdAccumulate's largest chunk).
+// frequency live in a stack buffer (2048 points = 16 KiB, MMDAccumulate's largest chunk).
 const mmdThetaMax = 2048
 
 // mmdAccumulateGo is the portable kernel: the exact operation sequence of the SIMD paths
-// (and of sincosPoly and toFixed per term), written for the compiler. For d = 2 one loop per
+// (and of sincosPoly and ToFixed per term), written for the compiler. For d = 2 one loop per
 // frequency computes θ_i = ω·u_i and sums the fixed-point sines and cosines
 // (mmdSinCosSum2); for other d, one pass computes the arguments of up to mmdThetaMax points
 // into a stack buffer (mmdThetas) and a second sums them (mmdSinCosSum). Both sums inline
@@ -172,23 +172,23 @@ func mmdThetas(w []float64, hp int, u []float64, d int, th []float64) {
 // The two sums below are sincosFixed written out for several arguments at once, with three
 // changes of bookkeeping that leave every integer unchanged:
 //
-//   - Quadrant sums. With a = toFixed(sin r), b = toFixed(cos r) of the reduced argument,
-//     quadrant 0 contributes (a, b), 1 (b, −a), 2 (−a, −b), 3 (−b, a) (toFixed(−x) =
-//     −toFixed(x): it rounds half to even). Each lane adds a to acc[q] and b to acc[4+q]
+//   - Quadrant sums. With a = ToFixed(sin r), b = ToFixed(cos r) of the reduced argument,
+//     quadrant 0 contributes (a, b), 1 (b, −a), 2 (−a, −b), 3 (−b, a) (ToFixed(−x) =
+//     −ToFixed(x): it rounds half to even). Each lane adds a to acc[q] and b to acc[4+q]
 //     (its own array, so two lanes never update one slot in the same iteration), and the
 //     eight sums are combined once (mmdQuadrantSums): no per-term sign logic.
 //   - Software pipelining. Each iteration runs stage 1 (θ, its quadrant and the reduced
 //     argument r, z = r²) for the current group of points interleaved with stage 2 (both
-//     polynomials, toFixed, the quadrant sums) for the previous group, whose inputs are
+//     polynomials, ToFixed, the quadrant sums) for the previous group, whose inputs are
 //     then ready: the processor overlaps the two dependency chains instead of waiting
 //     out each argument's ~60-cycle chain. The measured gain is ~10% at d = 2.
 //   - Phantom arguments instead of scalar tails. Stage 2 of the first iteration sees the
 //     zero state (r = z = 0, quadrant 0), and the last, partial group is padded with zeros
-//     (θ = ±0); each such phantom argument contributes exactly (toFixed(0), toFixed(1)) =
+//     (θ = ±0); each such phantom argument contributes exactly (ToFixed(0), ToFixed(1)) =
 //     (0, 2³²) to quadrant 0, which mmdQuadrantSums subtracts. The extra iteration's
 //     stage 1 (on the padding) is discarded.
 
-// mmdSinCosSum returns Σ toFixed(sin θ) and Σ toFixed(cos θ) over th (any length), two
+// mmdSinCosSum returns Σ ToFixed(sin θ) and Σ ToFixed(cos θ) over th (any length), two
 // arguments per iteration, software-pipelined (see above).
 func mmdSinCosSum(th []float64) (sAcc, cAcc int64) {
 	const lanes = 2
@@ -223,12 +223,12 @@ func mmdSinCosSum(th []float64) (sAcc, cAcc int64) {
 		pc0, pc1 = math.FMA(pc0, z0, -0.5), math.FMA(pc1, z1, -0.5)
 		s0, s1 := math.FMA(ps0, float64(r0*z0), r0), math.FMA(ps1, float64(r1*z1), r1)
 		c0, c1 := math.FMA(pc0, z0, 1), math.FMA(pc1, z1, 1)
-		s0, s1 = math.FMA(s0, fixedScale, fixedMagic), math.FMA(s1, fixedScale, fixedMagic)
-		c0, c1 = math.FMA(c0, fixedScale, fixedMagic), math.FMA(c1, fixedScale, fixedMagic)
-		acc0[n0] += int64(math.Float64bits(s0) - fixedMagicBits)
-		acc0[4+n0] += int64(math.Float64bits(c0) - fixedMagicBits)
-		acc1[n1] += int64(math.Float64bits(s1) - fixedMagicBits)
-		acc1[4+n1] += int64(math.Float64bits(c1) - fixedMagicBits)
+		s0, s1 = math.FMA(s0, FixedScale, fixedMagic), math.FMA(s1, FixedScale, fixedMagic)
+		c0, c1 = math.FMA(c0, FixedScale, fixedMagic), math.FMA(c1, FixedScale, fixedMagic)
+		acc0[n0] += int64(math.Float64bits(s0) - FixedMagicBits)
+		acc0[4+n0] += int64(math.Float64bits(c0) - FixedMagicBits)
+		acc1[n1] += int64(math.Float64bits(s1) - FixedMagicBits)
+		acc1[4+n1] += int64(math.Float64bits(c1) - FixedMagicBits)
 		r0, r1 = nr0, nr1
 		z0, z1 = float64(r0*r0), float64(r1*r1)
 		n0, n1 = math.Float64bits(q0)&3, math.Float64bits(q1)&3
@@ -275,14 +275,14 @@ func mmdSinCosSum2(u []float64, w0, w1 float64) (sAcc, cAcc int64) {
 		pc0, pc1, pc2 = math.FMA(pc0, z0, -0.5), math.FMA(pc1, z1, -0.5), math.FMA(pc2, z2, -0.5)
 		s0, s1, s2 := math.FMA(ps0, float64(r0*z0), r0), math.FMA(ps1, float64(r1*z1), r1), math.FMA(ps2, float64(r2*z2), r2)
 		c0, c1, c2 := math.FMA(pc0, z0, 1), math.FMA(pc1, z1, 1), math.FMA(pc2, z2, 1)
-		s0, s1, s2 = math.FMA(s0, fixedScale, fixedMagic), math.FMA(s1, fixedScale, fixedMagic), math.FMA(s2, fixedScale, fixedMagic)
-		c0, c1, c2 = math.FMA(c0, fixedScale, fixedMagic), math.FMA(c1, fixedScale, fixedMagic), math.FMA(c2, fixedScale, fixedMagic)
-		acc0[n0] += int64(math.Float64bits(s0) - fixedMagicBits)
-		acc0[4+n0] += int64(math.Float64bits(c0) - fixedMagicBits)
-		acc1[n1] += int64(math.Float64bits(s1) - fixedMagicBits)
-		acc1[4+n1] += int64(math.Float64bits(c1) - fixedMagicBits)
-		acc2[n2] += int64(math.Float64bits(s2) - fixedMagicBits)
-		acc2[4+n2] += int64(math.Float64bits(c2) - fixedMagicBits)
+		s0, s1, s2 = math.FMA(s0, FixedScale, fixedMagic), math.FMA(s1, FixedScale, fixedMagic), math.FMA(s2, FixedScale, fixedMagic)
+		c0, c1, c2 = math.FMA(c0, FixedScale, fixedMagic), math.FMA(c1, FixedScale, fixedMagic), math.FMA(c2, FixedScale, fixedMagic)
+		acc0[n0] += int64(math.Float64bits(s0) - FixedMagicBits)
+		acc0[4+n0] += int64(math.Float64bits(c0) - FixedMagicBits)
+		acc1[n1] += int64(math.Float64bits(s1) - FixedMagicBits)
+		acc1[4+n1] += int64(math.Float64bits(c1) - FixedMagicBits)
+		acc2[n2] += int64(math.Float64bits(s2) - FixedMagicBits)
+		acc2[4+n2] += int64(math.Float64bits(c2) - FixedMagicBits)
 		r0, r1, r2 = nr0, nr1, nr2
 		z0, z1, z2 = float64(r0*r0), float64(r1*r1), float64(r2*r2)
 		n0, n1, n2 = math.Float64bits(q0)&3, math.Float64bits(q1)&3, math.Float64bits(q2)&3
@@ -291,7 +291,7 @@ func mmdSinCosSum2(u []float64, w0, w1 float64) (sAcc, cAcc int64) {
 }
 
 // mmdQuadrantSums combines the per-lane quadrant sums of mmdSinCosSum and mmdSinCosSum2 (Σ a
-// at [q], Σ b at [4+q]) into Σ toFixed(sin θ) and Σ toFixed(cos θ), less the (0, 2³²) of
+// at [q], Σ b at [4+q]) into Σ ToFixed(sin θ) and Σ ToFixed(cos θ), less the (0, 2³²) of
 // each of the phantom arguments.
 func mmdQuadrantSums(l0, l1, l2 *[8]int64, phantom int) (sAcc, cAcc int64) {
 	var a [8]int64
@@ -314,18 +314,18 @@ func mmdAccumulateExact(omega, u []float64, n, d, hp int, acc []int64) {
 			for j := 1; j < d; j++ {
 				theta = math.FMA(omega[j*hp+r], x[j], theta)
 			}
-			s, c := sincos(theta)
-			sAcc += toFixed(s)
-			cAcc += toFixed(c)
+			s, c := Sincos(theta)
+			sAcc += ToFixed(s)
+			cAcc += ToFixed(c)
 		}
 		acc[r] += sAcc
 		acc[hp+r] += cAcc
 	}
 }
 
-// mmdAccumulateSincos is the straightforward reference with math.Sincos, used only by the
+// MMDAccumulateSincos is the straightforward reference with math.Sincos, used only by the
 // comparison benchmark (it is not bit-identical to the kernel paths).
-func mmdAccumulateSincos(omega, u []float64, n, d, hp int, acc []int64) {
+func MMDAccumulateSincos(omega, u []float64, n, d, hp int, acc []int64) {
 	for i := 0; i < n; i++ {
 		x := u[i*d : i*d+d]
 		for r := 0; r < hp; r++ {
@@ -334,8 +334,18 @@ func mmdAccumulateSincos(omega, u []float64, n, d, hp int, acc []int64) {
 				theta = math.FMA(omega[j*hp+r], x[j], theta)
 			}
 			s, c := math.Sincos(theta)
-			acc[r] += toFixed(s)
-			acc[hp+r] += toFixed(c)
+			acc[r] += ToFixed(s)
+			acc[hp+r] += ToFixed(c)
 		}
 	}
+}
+
+// MMDBestPath is the fastest kernel this machine supports.
+func MMDBestPath() MMDPath {
+	for _, p := range []MMDPath{MMDPathAVX512, MMDPathAVX2} {
+		if MMDPathSupported(p) {
+			return p
+		}
+	}
+	return MMDPathPortable
 }
