@@ -2,6 +2,7 @@ package embedding
 
 import (
 	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/spec"
 
 	"fmt"
 	"math"
@@ -105,7 +106,7 @@ func TestRFFApplyBatchBitIdentical(t *testing.T) {
 // default spec (mmd, hdd js joint d=2, l2), the second stages (mmd rbf, l2 rff) in d=3,
 // and hdd variants (marginal, hellinger, tv, iid λs, coefficients column, boundary none,
 // odd grid, d=1 and joint d=3).
-func batchTestSpecs(t *testing.T) map[string]*Spec {
+func batchTestSpecs(t *testing.T) map[string]*spec.Spec {
 	t.Helper()
 	specs := testSpecs(t)
 	for name, doc := range map[string]string{
@@ -122,7 +123,7 @@ func batchTestSpecs(t *testing.T) map[string]*Spec {
 			{"name": "m_o", "kind": "mmd", "features": 64, "bandwidth": 0.2, "rbf_sigma": 0.7, "rbf_features": 90, "projection": "orthogonal"},
 			{"name": "l_o", "kind": "l2", "basis": 20, "sigma": 0.3, "features": 40, "projection": "orthogonal"}]}`,
 	} {
-		s, err := ParseSpec([]byte(doc))
+		s, err := spec.ParseSpec([]byte(doc))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -189,7 +190,7 @@ func TestFinalizeBatchBitIdentical(t *testing.T) {
 			}
 			for i, s := range sketches {
 				if !equalVectors(got[i], want[i]) {
-					t.Fatalf("path %v, %d workers: window %d (spec %s, %d points) differs from Finalize", p, workers, i, s.e.spec.ID(), s.Count())
+					t.Fatalf("path %v, %d workers: window %d (sp %s, %d points) differs from Finalize", p, workers, i, s.e.spec.ID(), s.Count())
 				}
 			}
 			for fam, n := range wantCalls {
@@ -237,7 +238,7 @@ func TestProjectionOrthogonalWired(t *testing.T) {
 		}
 		fam := e.spec.Families[i]
 		sigma := fam.Sigma
-		if fam.Kind == kindMMD {
+		if fam.Kind == spec.KindMMD {
 			sigma = fam.RBFSigma
 		}
 		want := newOrthogonalRFF(NewRNG(8, streams[i]), m.in, m.out, sigma)

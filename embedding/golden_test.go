@@ -79,9 +79,9 @@ func goldenFeatures(t *testing.T, paths []numeric.MMDPath, points int) (ids map[
 	for _, p := range paths {
 		sums[p] = map[string]string{}
 	}
-	for name, spec := range testSpecs(t) {
-		e := mustNew(t, spec) // a private copy: its kernel path is changed below
-		ids[name] = spec.ID()
+	for name, sp := range testSpecs(t) {
+		e := mustNew(t, sp) // a private copy: its kernel path is changed below
+		ids[name] = sp.ID()
 		u := uniformPoints(NewRNG(7, "golden-points"), points, e.Dim())
 		for _, p := range paths {
 			for _, f := range e.fams {
@@ -155,7 +155,7 @@ func TestGolden(t *testing.T) {
 	ids, all := goldenFeatures(t, paths, g.Input.Points)
 	for name, id := range g.SpecIDs {
 		if ids[name] != id {
-			t.Errorf("spec_id of the %q test spec changed: %s → %s (canonical JSON changed); %s", name, id, ids[name], why)
+			t.Errorf("spec_id of the %q test sp changed: %s → %s (canonical JSON changed); %s", name, id, ids[name], why)
 		}
 	}
 	for _, path := range paths {

@@ -2,6 +2,7 @@ package embedding
 
 import (
 	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/spec"
 
 	"fmt"
 	"math"
@@ -29,7 +30,7 @@ import (
 //     cell and reused across λs (a cell with p̂ = 0, possible only with density_floor 0,
 //     takes the limit p̂^{½+iλ} = 0).
 //  3. Re and Im of g_λ are projected onto the cosine basis V (basis.go) by the midpoint
-//     rule a_α(f) = G^{−gd} Σ_c φ_α(u_c) f(u_c), one axis at a time with a G×(maxIndex+1)
+//     rule a_α(f) = G^{−gd} Σ_c φ_α(u_c) f(u_c), one axis at a time with a G×(numeric.MaxIndex+1)
 //     table (projPlan); the first contraction uses φ's mirror symmetry about ½ to halve
 //     its work. Midpoint-sampled cosines with index < G are exactly orthogonal (DCT-II),
 //     so the map is a partial isometry and ‖A(p)−A(q)‖² ≤ the discrete L2 distance.
@@ -45,8 +46,6 @@ import (
 
 // Limits that keep a spec from compiling into an unusable family.
 const (
-	// maxHDDCells bounds the cells of one grid (G^gd): 2²⁴ cells is 128 MiB of sketch.
-	maxHDDCells = 1 << 24
 	// fixedOne is the total fixed-point weight of one point (1.0 · 2³²).
 	fixedOne = int64(1) << 32
 	// maxJointDim bounds d in joint mode (G ≥ 2 and the cell limit imply d ≤ 24 anyway).
@@ -83,9 +82,9 @@ type hddFamily struct {
 
 // compileHDD compiles spec.Families[idx] (kind hdd) of a validated, defaulted spec; it
 // trusts validation (Spec.validate checks every value, limit and the grid's resolution).
-func compileHDD(spec *Spec, idx int) (family, error) {
-	fam := &spec.Families[idx]
-	d := spec.Dim
+func compileHDD(sp *spec.Spec, idx int) (family, error) {
+	fam := &sp.Families[idx]
+	d := sp.Dim
 	f := &hddFamily{name: fam.Name, dim: d, g: fam.Grid, coef: fam.Coefficients}
 	f.div, _ = parseDivergence(fam.Divergence)
 	f.marginal = fam.Mode == "marginal"
@@ -101,13 +100,13 @@ func compileHDD(spec *Spec, idx int) (family, error) {
 		f.strides[j] = ipow(f.g+2, f.gd-1-j)
 	}
 
-	basis := cosineIndices(f.gd, fam.Basis)
+	basis := numeric.CosineIndices(f.gd, fam.Basis)
 	f.nv = len(basis)
 	f.plan = newProjPlan(f.g, basis)
 
 	m := fam.Lambdas
 	iid := fam.LambdaSampling == "iid"
-	f.lambdas = drawLambdas(f.div, m, iid, NewRNG(spec.Seed, fam.Name+"/lambda"))
+	f.lambdas = drawLambdas(f.div, m, iid, NewRNG(sp.Seed, fam.Name+"/lambda"))
 	scale := math.Sqrt(f.div.mass() / float64(m))
 	f.cr, f.ci = make([]float64, m), make([]float64, m)
 	for j, l := range f.lambdas {
@@ -126,7 +125,7 @@ func compileHDD(spec *Spec, idx int) (family, error) {
 	f.floor = fam.DensityFloor
 	f.blockLen = 2 * m * f.nv
 	f.coefLen = f.blockLen * f.ngrids
-	f.rff = newProjectionRFF(spec.projectionOf(fam), NewRNG(spec.Seed, fam.Name), f.coefLen, fam.Features, fam.Sigma)
+	f.rff = newProjectionRFF(sp.ProjectionOf(fam), NewRNG(sp.Seed, fam.Name), f.coefLen, fam.Features, fam.Sigma)
 
 	f.cols = []Column{{Name: fam.Name, Family: fam.Name, Len: fam.Features}}
 	if f.coef {
@@ -449,7 +448,7 @@ type projScratch struct {
 
 func newProjPlan(g int, basis [][]int) *projPlan {
 	gd := len(basis[0])
-	k := maxIndex(basis)
+	k := numeric.MaxIndex(basis)
 	p := &projPlan{g: g, gd: gd, half: (g + 1) / 2, path: numeric.BestPath()}
 	p.th, p.t = make([][]float64, k+1), make([][]float64, k+1)
 	for m := 0; m <= k; m++ {

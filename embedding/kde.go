@@ -3,7 +3,6 @@ package embedding
 import (
 	"github.com/distfeat/distfeat/internal/numeric"
 
-	"fmt"
 	"math"
 	"sync"
 )
@@ -319,18 +318,6 @@ func ipow(b, e int) int {
 		r *= b
 	}
 	return r
-}
-
-// checkedPow is bᵉ, or an error if it exceeds limit.
-func checkedPow(b, e, limit int) (int, error) {
-	r := 1
-	for ; e > 0; e-- {
-		if r > limit/b {
-			return 0, fmt.Errorf("%d^%d exceeds %d", b, e, limit)
-		}
-		r *= b
-	}
-	return r, nil
 }
 
 // binCoord returns the binning node p (0..G) left of u·G+½ and the weight of node p+1.

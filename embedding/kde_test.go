@@ -2,6 +2,7 @@ package embedding
 
 import (
 	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/spec"
 
 	"math"
 	"testing"
@@ -11,7 +12,7 @@ import (
 // (the other settings are irrelevant to the KDE; features are kept tiny).
 func kdeFamily(t *testing.T, dim, grid int, h float64, boundary string) *hddFamily {
 	t.Helper()
-	return mustCompileHDD(t, hddTestSpec(dim, func(f *Family) {
+	return mustCompileHDD(t, hddTestSpec(dim, func(f *spec.Family) {
 		f.Grid, f.KDEBandwidth, f.Boundary, f.Features, f.Basis = grid, h, boundary, 2, 1
 	}))
 }

@@ -2,13 +2,14 @@ package embedding
 
 import (
 	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/spec"
 
 	"math"
 )
 
 // l2Family is a compiled `l2` family (DESIGN §3.2): the window's empirical coefficients in
 // the orthonormal cosine basis of L²([0,1]^d), a_α = (1/n) Σ_i φ_α(u_i) for the first
-// `basis` multi-indices α (cosineIndices order), so that ‖a − a′‖² ≈ ‖p − q‖²₂.
+// `basis` multi-indices α (numeric.CosineIndices order), so that ‖a − a′‖² ≈ ‖p − q‖²₂.
 //
 // Fixed point: |φ_α| can reach √2^{nnz(α)} (nnz = number of non-zero α_j), so the sketch
 // accumulates ψ_α(u) = Π_{j: α_j>0} cos(π α_j u_j) ∈ [−1, 1] and finalisation multiplies by
@@ -42,11 +43,11 @@ type l2Family struct {
 }
 
 // compileL2 builds an l2 family's basis tables and optional RFF stage.
-func compileL2(spec *Spec, idx int) (*l2Family, error) {
-	f := &spec.Families[idx]
-	d := spec.Dim
-	alphas := cosineIndices(d, f.Basis)
-	kmax := maxIndex(alphas)
+func compileL2(sp *spec.Spec, idx int) (*l2Family, error) {
+	f := &sp.Families[idx]
+	d := sp.Dim
+	alphas := numeric.CosineIndices(d, f.Basis)
+	kmax := numeric.MaxIndex(alphas)
 	l := &l2Family{
 		name:   f.Name,
 		d:      d,
@@ -72,7 +73,7 @@ func compileL2(spec *Spec, idx int) (*l2Family, error) {
 	l.specialise(alphas)
 	outLen := f.Basis
 	if f.Features > 0 {
-		l.rff = newProjectionRFF(spec.projectionOf(f), NewRNG(spec.Seed, f.Name+"/rff"), f.Basis, f.Features, f.Sigma)
+		l.rff = newProjectionRFF(sp.ProjectionOf(f), NewRNG(sp.Seed, f.Name+"/rff"), f.Basis, f.Features, f.Sigma)
 		outLen = f.Features
 	}
 	l.cols = []Column{{Name: f.Name, Family: f.Name, Len: outLen}}
@@ -86,7 +87,7 @@ func (l *l2Family) columns() []Column { return l.cols }
 const l2MaxFlatTable = 4096
 
 // specialise builds the flat layouts for d ≤ 3. add1 needs the basis in the order
-// α = 0, 1, 2, … (which is cosineIndices(1, ·)); addBlock takes any order.
+// α = 0, 1, 2, … (which is numeric.CosineIndices(1, ·)); addBlock takes any order.
 func (l *l2Family) specialise(alphas [][]int) {
 	if l.kmax < 1 || l.d > 3 {
 		return

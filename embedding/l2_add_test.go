@@ -90,7 +90,7 @@ func TestL2AddPathsBitIdentical(t *testing.T) {
 				wantSpec = d
 			}
 			if fam.spec != wantSpec {
-				t.Errorf("d=%d basis=%d: spec = %d, want %d", d, basis, fam.spec, wantSpec)
+				t.Errorf("d=%d basis=%d: sp = %d, want %d", d, basis, fam.spec, wantSpec)
 			}
 			for _, n := range []int{1, 3, 4, 7, 8, 9, 15, 16, 17, 100, 1003} {
 				if basis >= 1000 && n > 100 {
@@ -109,7 +109,7 @@ func TestL2AddPathsBitIdentical(t *testing.T) {
 					s := fam.newSketch().(*l2Sketch)
 					s.add(u, d)
 					if !slices.Equal(s.acc, want) {
-						t.Fatalf("d=%d basis=%d n=%d path %v: add (spec %d) differs from the original code at %d",
+						t.Fatalf("d=%d basis=%d n=%d path %v: add (sp %d) differs from the original code at %d",
 							d, basis, n, p, fam.spec, firstDiff(s.acc, want))
 					}
 					// Uneven pieces: block boundaries fall elsewhere; integer sums must agree.

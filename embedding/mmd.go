@@ -2,6 +2,7 @@ package embedding
 
 import (
 	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/spec"
 
 	"math"
 )
@@ -34,9 +35,9 @@ type mmdFamily struct {
 }
 
 // compileMMD draws an mmd family's frequencies.
-func compileMMD(spec *Spec, idx int) (*mmdFamily, error) {
-	f := &spec.Families[idx]
-	d := spec.Dim
+func compileMMD(sp *spec.Spec, idx int) (*mmdFamily, error) {
+	f := &sp.Families[idx]
+	d := sp.Dim
 	half := f.Features / 2
 	hp := (half + numeric.MMDLanes - 1) / numeric.MMDLanes * numeric.MMDLanes
 	m := &mmdFamily{
@@ -49,7 +50,7 @@ func compileMMD(spec *Spec, idx int) (*mmdFamily, error) {
 		scale:    math.Sqrt(2 / float64(f.Features)),
 		path:     numeric.MMDBestPath(),
 	}
-	rng := NewRNG(spec.Seed, f.Name)
+	rng := NewRNG(sp.Seed, f.Name)
 	maxTheta := 0.0
 	for r := 0; r < half; r++ {
 		sum := 0.0
@@ -67,7 +68,7 @@ func compileMMD(spec *Spec, idx int) (*mmdFamily, error) {
 	}
 	outLen := f.Features
 	if f.RBFFeatures > 0 {
-		m.rbf = newProjectionRFF(spec.projectionOf(f), NewRNG(spec.Seed, f.Name+"/rbf"), f.Features, f.RBFFeatures, f.RBFSigma)
+		m.rbf = newProjectionRFF(sp.ProjectionOf(f), NewRNG(sp.Seed, f.Name+"/rbf"), f.Features, f.RBFFeatures, f.RBFSigma)
 		outLen = f.RBFFeatures
 	}
 	m.cols = []Column{{Name: f.Name, Family: f.Name, Len: outLen}}

@@ -2,6 +2,7 @@ package embedding
 
 import (
 	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/spec"
 
 	"math"
 	"sync"
@@ -26,7 +27,7 @@ type rff struct {
 // is projection: newOrthogonalRFF for "orthogonal", newRFF otherwise ("gaussian", or empty
 // meaning gaussian). Both draw from rng.
 func newProjectionRFF(projection string, rng *RNG, in, features int, sigma float64) *rff {
-	if projection == projectionOrthogonal {
+	if projection == spec.ProjectionOrthogonal {
 		return newOrthogonalRFF(rng, in, features, sigma)
 	}
 	return newRFF(rng, in, features, sigma)

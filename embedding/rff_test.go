@@ -245,8 +245,8 @@ func TestGoldenRFFPaths(t *testing.T) {
 	if err := json.Unmarshal(b, &g); err != nil {
 		t.Fatal(err)
 	}
-	for name, spec := range testSpecs(t) {
-		e := mustNew(t, spec)
+	for name, sp := range testSpecs(t) {
+		e := mustNew(t, sp)
 		u := uniformPoints(NewRNG(g.Input.Seed, g.Input.Stream), g.Input.Points, e.Dim())
 		for _, p := range dotPaths(t) {
 			setRFFPath(e, p)

@@ -16,9 +16,9 @@ import (
 // seconds once the standard library is cached (s390x and riscv64 follow the same rule). The
 // feature path must compile to the same instructions whether or not that fusion is allowed.
 // featurePathPackages are the packages whose floating-point code reaches features, relative to
-// this directory: the kernels (this package), the families (embedding) and
-// internal/quadrature (its Gauss–Legendre nodes feed the js λs).
-var featurePathPackages = []string{".", "../../embedding", "../quadrature"}
+// this directory: the kernels (this package), the families (embedding), the spec (its
+// defaults and checks) and internal/quadrature (its Gauss–Legendre nodes feed the js λs).
+var featurePathPackages = []string{".", "../../embedding", "../../spec", "../quadrature"}
 
 var fusionTargets = [][]string{
 	{"GOARCH=arm64"},

@@ -1,4 +1,4 @@
-package embedding
+package spec
 
 import (
 	"crypto/sha256"
@@ -107,14 +107,6 @@ func (e *SpecError) Error() string {
 	return "spec: " + e.Field + ": " + e.Msg
 }
 
-const (
-	kindMMD = "mmd"
-	kindL2  = "l2"
-	kindHDD = "hdd"
-	// kindRequired is the message of a family without a kind.
-	kindRequired = "required (mmd, l2 or hdd)"
-)
-
 // Defaults and limits of the spec (see Spec).
 const (
 	defaultSeed        = 42
@@ -135,7 +127,10 @@ const (
 	maxSpecJointCells       = 1 << 20 // hdd joint grid^dim: the sketch holds ~8 bytes per cell
 	maxSpecStageWeights     = 1 << 27 // a random Fourier matrix (1 GiB of float64)
 	maxSpecFamilyNameLen    = 64
-	defaultSpecJSONSource   = `{
+	// maxHDDCells bounds the binning nodes of one hdd grid ((G+2)^gd ≤ 2·maxHDDCells):
+	// 2²⁴ cells is 128 MiB of sketch.
+	maxHDDCells           = 1 << 24
+	defaultSpecJSONSource = `{
   "version": 1,
   "seed": 42,
   "dim": 2,
@@ -160,7 +155,7 @@ var reservedColumns = [...]string{"set", "window_start", "window_end", "seq", "n
 func DefaultSpec() *Spec {
 	s, err := ParseSpec([]byte(defaultSpecJSONSource))
 	if err != nil {
-		panic("embedding: the default spec does not parse: " + err.Error())
+		panic("spec: the default spec does not parse: " + err.Error())
 	}
 	return s
 }
@@ -292,7 +287,7 @@ func (s *Spec) CanonicalJSON() []byte {
 	}
 	b, err := json.Marshal(doc)
 	if err != nil { // unreachable: only maps, strings, ints and finite floats
-		panic("embedding: CanonicalJSON: " + err.Error())
+		panic("spec: CanonicalJSON: " + err.Error())
 	}
 	return b
 }
@@ -324,8 +319,8 @@ func (f *Family) canonical(version int) map[string]any {
 	return m
 }
 
-// projectionOf is family f's effective projection: its own, or the spec version's default.
-func (s *Spec) projectionOf(f *Family) string {
+// ProjectionOf is family f's effective projection: its own, or the spec version's default.
+func (s *Spec) ProjectionOf(f *Family) string {
 	if f.Projection != "" {
 		return f.Projection
 	}
@@ -352,8 +347,8 @@ func (s *Spec) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// clone is a deep copy.
-func (s *Spec) clone() *Spec {
+// Clone is a deep copy.
+func (s *Spec) Clone() *Spec {
 	c := *s
 	c.Bounds.Lo = slices.Clone(s.Bounds.Lo)
 	c.Bounds.Hi = slices.Clone(s.Bounds.Hi)

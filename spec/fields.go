@@ -1,4 +1,4 @@
-package embedding
+package spec
 
 import (
 	"encoding/json"
@@ -9,11 +9,12 @@ import (
 )
 
 // The spec's field table. Every family field is described once, in familyFields: its JSON
-// name, the Family field it fills, the kinds it applies to and its role in each (required,
-// defaulted, part of an optional RFF stage), its default, its value check and a one-line
-// doc. Parsing, defaulting, validation, canonical JSON and FieldReference all read this
-// table, so a new field is one entry here (and a Family struct field). The document's
-// top-level fields are in topFields, and each kind's random Fourier stage in rffStages.
+// name, the Family field it fills, its value check and a one-line doc; each kind (kinds.go)
+// lists the fields it takes with their role there (required, defaulted, part of an optional
+// RFF stage, option) and default. Parsing, defaulting, validation, canonical JSON and
+// FieldReference all read these tables, so a new field is one entry here (and a Family
+// struct field) plus one line in each kind that takes it. The document's top-level fields
+// are in topFields.
 
 // role is how a family field behaves in one kind.
 type role uint8
@@ -73,7 +74,7 @@ func (d defaultValue) String() string {
 	show := func(v any) string {
 		b, err := json.Marshal(v) // as the canonical JSON writes it
 		if err != nil {
-			panic("embedding: unprintable default: " + err.Error())
+			panic("spec: unprintable default: " + err.Error())
 		}
 		return string(b)
 	}
@@ -83,11 +84,11 @@ func (d defaultValue) String() string {
 	return show(d.value)
 }
 
-// use is a field's role in one kind.
+// use is a field's role in one kind: which field, how the kind takes it.
 type use struct {
-	kind string
-	role role
-	def  defaultValue // roleDefault and roleOption
+	field string
+	role  role
+	def   defaultValue // roleDefault and roleOption
 	// withStage: the field applies only when the kind's optional RFF stage is on.
 	withStage bool
 }
@@ -105,13 +106,20 @@ type familyField struct {
 	ref    func(*Family) any // the Family field: *string, *int, *float64 or *bool
 	values []string          // the allowed values of a string field (nil: any)
 	check  valueCheck        // further value check (zero: none)
-	uses   []use
 }
 
-// use returns the field's role in kind, or false if the field does not apply to it.
+// use returns the field's role in kind, or false if the field does not apply to it (or
+// kind is not a registered kind). name and kind apply to every kind.
 func (ff *familyField) use(kind string) (use, bool) {
-	for _, u := range ff.uses {
-		if u.kind == kind {
+	if ff.name == "name" || ff.name == "kind" {
+		return use{field: ff.name, role: roleRequired}, true
+	}
+	k := kindOf(kind)
+	if k == nil {
+		return use{}, false
+	}
+	for _, u := range k.fields {
+		if u.field == ff.name {
 			return u, true
 		}
 	}
@@ -131,98 +139,57 @@ func (ff *familyField) validate(v any) string {
 	return ""
 }
 
-// every lists the same use for all three kinds.
-func every(r role, d defaultValue) []use {
-	return []use{{kind: kindMMD, role: r, def: d}, {kind: kindL2, role: r, def: d}, {kind: kindHDD, role: r, def: d}}
-}
-
 // Allowed values of the projection field. The zero value "" is the spec version's default:
-// projectionGaussian in version 1, projectionOrthogonal from version 2 (Spec.projectionOf).
+// ProjectionGaussian in version 1, ProjectionOrthogonal from version 2 (Spec.ProjectionOf).
 const (
-	projectionGaussian   = "gaussian"
-	projectionOrthogonal = "orthogonal"
+	// ProjectionGaussian draws i.i.d. Gaussian frequencies.
+	ProjectionGaussian = "gaussian"
+	// ProjectionOrthogonal draws structured orthogonal random features (SORF).
+	ProjectionOrthogonal = "orthogonal"
 )
 
-// familyFields is the family field table, in the order of the field reference. Within a
-// kind, values are checked in this order (an optional stage's fields after the others),
+// familyFields is the family field table, in the order of the field reference: what each
+// field is (its name, Family field, allowed values, check and doc). Which kinds take a field,
+// and how, is each kind's fields list (kinds.go). Within a kind, values are checked in this
+// order (an optional stage's fields after the others),
 // so a spec with several errors reports the first one in this order.
 var familyFields = []familyField{
 	{name: "name", doc: "Output column name and RNG stream of the family's draws; unique.",
-		ref: func(f *Family) any { return &f.Name }, check: nameCheck, uses: every(roleRequired, defaultValue{})},
-	{name: "kind", doc: "Feature family: mean embedding (mmd), cosine projection (l2) or homogeneous density distance (hdd).",
-		ref: func(f *Family) any { return &f.Kind }, values: []string{kindMMD, kindL2, kindHDD}, uses: every(roleRequired, defaultValue{})},
+		ref: func(f *Family) any { return &f.Name }, check: nameCheck},
+	{name: "kind", doc: "Feature family: " + kindDocs() + ".",
+		ref: func(f *Family) any { return &f.Kind }, values: kindNames()},
 	{name: "divergence", doc: "The homogeneous divergence whose kernel is approximated.",
-		ref: func(f *Family) any { return &f.Divergence }, values: []string{"js", "hellinger", "tv"},
-		uses: []use{{kind: kindHDD, role: roleRequired}}},
+		ref: func(f *Family) any { return &f.Divergence }, values: []string{"js", "hellinger", "tv"}},
 	{name: "features", doc: "D, the output length of the family's (last) random Fourier stage.",
-		ref: func(f *Family) any { return &f.Features }, check: featuresCheck,
-		uses: []use{{kind: kindMMD, role: roleDefault, def: fixed(defaultMMDFeatures)}, {kind: kindL2, role: roleStage},
-			{kind: kindHDD, role: roleDefault, def: fixed(defaultHDDFeatures)}}},
+		ref: func(f *Family) any { return &f.Features }, check: featuresCheck},
 	{name: "bandwidth", doc: "Bandwidth of the Gaussian kernel on points, in normalised units.",
-		ref: func(f *Family) any { return &f.Bandwidth }, check: positiveCheck, uses: []use{{kind: kindMMD, role: roleRequired}}},
+		ref: func(f *Family) any { return &f.Bandwidth }, check: positiveCheck},
 	{name: "sigma", doc: "Bandwidth σ of the outer Gaussian kernel (the random Fourier stage).",
-		ref: func(f *Family) any { return &f.Sigma }, check: positiveCheck,
-		uses: []use{{kind: kindL2, role: roleStage}, {kind: kindHDD, role: roleRequired}}},
+		ref: func(f *Family) any { return &f.Sigma }, check: positiveCheck},
 	{name: "lambdas", doc: "M, the number of λ values sampled from the divergence's Fuglede measure.",
-		ref: func(f *Family) any { return &f.Lambdas }, check: intInCheck(1, maxSpecLambdas),
-		uses: []use{{kind: kindHDD, role: roleDefault, def: fixed(defaultHDDLambdas)}}},
+		ref: func(f *Family) any { return &f.Lambdas }, check: intInCheck(1, maxSpecLambdas)},
 	{name: "lambda_sampling", doc: "λ values at quantiles of the measure (stratified) or seeded i.i.d. draws (iid).",
-		ref: func(f *Family) any { return &f.LambdaSampling }, values: []string{"stratified", "iid"},
-		uses: []use{{kind: kindHDD, role: roleDefault, def: fixed("stratified")}}},
+		ref: func(f *Family) any { return &f.LambdaSampling }, values: []string{"stratified", "iid"}},
 	{name: "basis", doc: "|V|, the number of cosine basis functions (per dimension in hdd marginal mode).",
-		ref: func(f *Family) any { return &f.Basis }, check: intInCheck(1, maxSpecBasis),
-		uses: []use{{kind: kindL2, role: roleDefault, def: fixed(defaultL2Basis)},
-			{kind: kindHDD, role: roleDefault, def: defaultValue{of: hddBasisDefault,
-				doc: fmt.Sprintf("%d (joint mode), %d (marginal mode)", defaultHDDBasis, defaultHDDMarginalBasis)}}}},
+		ref: func(f *Family) any { return &f.Basis }, check: intInCheck(1, maxSpecBasis)},
 	{name: "grid", doc: "G, the KDE grid cells per axis; must resolve the basis (cosine index < G).",
-		ref: func(f *Family) any { return &f.Grid }, check: atLeastCheck(2),
-		uses: []use{{kind: kindHDD, role: roleDefault, def: fixed(defaultHDDGrid)}}},
+		ref: func(f *Family) any { return &f.Grid }, check: atLeastCheck(2)},
 	{name: "kde_bandwidth", doc: "Bandwidth of the Gaussian KDE of each window's density, in normalised units.",
-		ref: func(f *Family) any { return &f.KDEBandwidth }, check: positiveCheck,
-		uses: []use{{kind: kindHDD, role: roleDefault, def: fixed(defaultHDDKDEBW)}}},
+		ref: func(f *Family) any { return &f.KDEBandwidth }, check: positiveCheck},
 	{name: "boundary", doc: "KDE mass reflected at the faces of the unit cube (reflect) or lost (none).",
-		ref: func(f *Family) any { return &f.Boundary }, values: []string{"reflect", "none"},
-		uses: []use{{kind: kindHDD, role: roleDefault, def: fixed("reflect")}}},
+		ref: func(f *Family) any { return &f.Boundary }, values: []string{"reflect", "none"}},
 	{name: "density_floor", doc: "Lower clamp of the estimated density.",
-		ref: func(f *Family) any { return &f.DensityFloor }, check: positiveCheck,
-		uses: []use{{kind: kindHDD, role: roleDefault, def: fixed(defaultHDDFloor)}}},
+		ref: func(f *Family) any { return &f.DensityFloor }, check: positiveCheck},
 	{name: "mode", doc: "One grid over all dimensions (joint, grid^dim ≤ 2^20 cells) or one per dimension (marginal).",
-		ref: func(f *Family) any { return &f.Mode }, values: []string{"joint", "marginal"},
-		uses: []use{{kind: kindHDD, role: roleDefault, def: defaultValue{of: hddModeDefault, doc: `"joint" if dim ≤ 3, else "marginal"`}}}},
+		ref: func(f *Family) any { return &f.Mode }, values: []string{"joint", "marginal"}},
 	{name: "rbf_sigma", doc: "Bandwidth of mmd's optional second stage: a Gaussian kernel on the mean embeddings.",
-		ref: func(f *Family) any { return &f.RBFSigma }, check: positiveCheck, uses: []use{{kind: kindMMD, role: roleStage}}},
+		ref: func(f *Family) any { return &f.RBFSigma }, check: positiveCheck},
 	{name: "rbf_features", doc: "Output length of mmd's optional second stage.",
-		ref: func(f *Family) any { return &f.RBFFeatures }, check: featuresCheck, uses: []use{{kind: kindMMD, role: roleStage}}},
+		ref: func(f *Family) any { return &f.RBFFeatures }, check: featuresCheck},
 	{name: "projection", doc: "Random Fourier frequencies: i.i.d. Gaussian, or structured orthogonal (SORF).",
-		ref: func(f *Family) any { return &f.Projection }, values: []string{projectionGaussian, projectionOrthogonal},
-		uses: []use{{kind: kindMMD, role: roleOption, def: versioned(projectionGaussian, projectionOrthogonal), withStage: true},
-			{kind: kindL2, role: roleOption, def: versioned(projectionGaussian, projectionOrthogonal), withStage: true},
-			{kind: kindHDD, role: roleOption, def: versioned(projectionGaussian, projectionOrthogonal)}}},
+		ref: func(f *Family) any { return &f.Projection }, values: []string{ProjectionGaussian, ProjectionOrthogonal}},
 	{name: "coefficients", doc: "Also output the coefficient vector A before the RFF stage, as column <name>_coef.",
-		ref: func(f *Family) any { return &f.Coefficients }, uses: []use{{kind: kindHDD, role: roleDefault, def: fixed(false)}}},
-}
-
-// hddModeDefault: joint up to 3 dimensions, where grid^dim stays small.
-func hddModeDefault(dim int, _ *Family) any {
-	if dim <= 3 {
-		return "joint"
-	}
-	return "marginal"
-}
-
-// hddBasisDefault depends on the mode. Marginal mode embeds each 1-D marginal: 100
-// one-dimensional cosines would need frequencies a 64-cell grid cannot resolve, and d×100
-// coefficients per λ blow up the RFF stage. 10 per dimension is what the paper used for its
-// marginal embeddings.
-func hddBasisDefault(dim int, f *Family) any {
-	mode := f.Mode
-	if mode == "" { // absent: mode's own default (defaults are applied in table order)
-		mode = hddModeDefault(dim, f).(string)
-	}
-	if mode == "marginal" {
-		return defaultHDDMarginalBasis
-	}
-	return defaultHDDBasis
+		ref: func(f *Family) any { return &f.Coefficients }},
 }
 
 // findFamilyField returns the table row of the JSON field name, or nil.
@@ -238,40 +205,11 @@ func findFamilyField(name string) *familyField {
 // rffStage describes a kind's random Fourier stage: its bandwidth and size fields, whether
 // it is optional (on when both fields are set) and the input width of its frequency matrix.
 type rffStage struct {
-	kind            string
 	sigma, features string
 	optional        bool
 	inputs          func(s *Spec, f *Family) int
 	// limitHint ends the error message of a frequency matrix over maxSpecStageWeights.
 	limitHint string
-}
-
-// rffStages lists the RFF stage of every kind that has one.
-var rffStages = []rffStage{
-	{kind: kindMMD, sigma: "rbf_sigma", features: "rbf_features", optional: true,
-		inputs: func(_ *Spec, f *Family) int { return f.Features }},
-	{kind: kindL2, sigma: "sigma", features: "features", optional: true,
-		inputs: func(_ *Spec, f *Family) int { return f.Basis }},
-	{kind: kindHDD, sigma: "sigma", features: "features",
-		inputs: hddCoefLen, limitHint: "; lower features, basis or lambdas"},
-}
-
-// stageOf returns kind's RFF stage, or nil.
-func stageOf(kind string) *rffStage {
-	for i := range rffStages {
-		if rffStages[i].kind == kind {
-			return &rffStages[i]
-		}
-	}
-	return nil
-}
-
-// hddCoefLen is the length of an hdd family's coefficient vector A: 2M|V| per grid.
-func hddCoefLen(s *Spec, f *Family) int {
-	if f.Mode == "marginal" {
-		return 2 * f.Lambdas * f.Basis * s.Dim
-	}
-	return 2 * f.Lambdas * f.Basis
 }
 
 // ---- value checks ----

@@ -1,4 +1,4 @@
-package embedding
+package spec
 
 import (
 	"fmt"
@@ -22,22 +22,30 @@ func FieldReference() string {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", tf.name, jsonTypeName(tf.ref(&Spec{})), need, cell(tf.rule), cell(tf.doc))
 	}
 	b.WriteString("\nFamily fields (— : not a field of that kind, an error if given):\n\n")
-	b.WriteString("| field | type | `mmd` | `l2` | `hdd` | allowed values | meaning |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("| field | type |")
+	for _, k := range kinds {
+		fmt.Fprintf(&b, " `%s` |", k.name)
+	}
+	b.WriteString(" allowed values | meaning |\n|---|---|" + strings.Repeat("---|", len(kinds)) + "---|---|\n")
 	for _, ff := range familyFields {
 		fmt.Fprintf(&b, "| `%s` | %s |", ff.name, jsonTypeName(ff.ref(&Family{})))
-		for _, kind := range []string{kindMMD, kindL2, kindHDD} {
-			fmt.Fprintf(&b, " %s |", ff.kindCell(kind))
+		for _, k := range kinds {
+			fmt.Fprintf(&b, " %s |", ff.kindCell(k.name))
 		}
 		fmt.Fprintf(&b, " %s | %s |\n", cell(ff.allowed()), cell(ff.doc))
 	}
 	b.WriteString("\n")
-	for _, st := range rffStages {
-		if st.optional {
+	for _, k := range kinds {
+		if st := k.stage; st != nil && st.optional {
 			fmt.Fprintf(&b, "- `%s`: the optional random Fourier stage is on when `%s` and `%s` are both set; one without the other is an error.\n",
-				st.kind, st.sigma, st.features)
+				k.name, st.sigma, st.features)
 		}
 	}
-	fmt.Fprintf(&b, "- `hdd`: the grid must resolve the basis (its largest cosine index < `grid`); in `joint` mode grid^dim ≤ %d cells.\n", maxSpecJointCells)
+	for _, k := range kinds {
+		for _, rule := range k.rules {
+			fmt.Fprintf(&b, "- `%s`: %s\n", k.name, rule)
+		}
+	}
 	fmt.Fprintf(&b, "- Memory limits: every random Fourier matrix (features/2 × its input width) and the `l2` cosine index table (basis × dim) hold at most %d entries.\n",
 		maxSpecStageWeights)
 	b.WriteString("- Family names are unique and differ from every `hdd` family's `<name>_coef` column.\n")

@@ -1,4 +1,4 @@
-package embedding
+package spec
 
 import (
 	"bytes"
@@ -316,7 +316,7 @@ func readFamily(raw json.RawMessage, prefix string, f *Family) (map[string]bool,
 		}
 	}
 	if f.Kind == "" {
-		return nil, &SpecError{Field: prefix + ".kind", Msg: kindRequired}
+		return nil, &SpecError{Field: prefix + ".kind", Msg: kindRequired()}
 	}
 	present := map[string]bool{}
 	for _, kv := range fields {

@@ -1,4 +1,4 @@
-package embedding
+package spec
 
 import (
 	"fmt"
@@ -94,6 +94,11 @@ func (tf *topField) canonical(s *Spec) any {
 	}
 }
 
+// Validate checks a Spec built in Go, where a zero value means "absent" (there are no
+// defaults there, except that an empty Projection means the version's default): the rules
+// ParseSpec applies, with the same *SpecError.
+func (s *Spec) Validate() error { return s.validate(nil) }
+
 // validate checks a resolved spec. present[i] holds the fields family i set explicitly
 // (from JSON); nil means "every non-zero field" (a Spec built in Go).
 func (s *Spec) validate(present []map[string]bool) error {
@@ -109,9 +114,11 @@ func (s *Spec) validate(present []map[string]bool) error {
 		return &SpecError{Field: "families", Msg: "must list at least one family"}
 	}
 	coefNames := map[string]int{}
-	for i, f := range s.Families {
-		if f.Kind == kindHDD {
-			coefNames[f.Name+"_coef"] = i
+	for i := range s.Families {
+		if k := kindOf(s.Families[i].Kind); k != nil && k.extraColumns != nil {
+			for _, c := range k.extraColumns(&s.Families[i]) {
+				coefNames[c] = i
+			}
 		}
 	}
 	seen := map[string]int{}
@@ -173,7 +180,7 @@ func familyErr(i int, name, format string, args ...any) error {
 func (s *Spec) validateFamily(i int, present map[string]bool) error {
 	f := &s.Families[i]
 	if f.Kind == "" {
-		return familyErr(i, "kind", kindRequired)
+		return familyErr(i, "kind", "%s", kindRequired())
 	}
 	if msg := findFamilyField("kind").validate(f.Kind); msg != "" {
 		return familyErr(i, "kind", "%s", msg)
@@ -207,8 +214,10 @@ func (s *Spec) validateFamily(i int, present map[string]bool) error {
 			return err
 		}
 	}
-	if err := s.validateSizes(i); err != nil {
-		return err
+	if k := kindOf(f.Kind); k.check != nil {
+		if err := k.check(s, i); err != nil {
+			return err
+		}
 	}
 	if st != nil && !st.optional {
 		return s.validateStageSize(i, st)
@@ -271,50 +280,6 @@ func (s *Spec) validateStageSize(i int, st *rffStage) error {
 func stageSizeErr(i int, name string, rows, cols int, hint string) error {
 	if int64(rows)*int64(cols) > maxSpecStageWeights {
 		return familyErr(i, name, "the random Fourier matrix would hold %d×%d weights (limit %d)%s", rows, cols, maxSpecStageWeights, hint)
-	}
-	return nil
-}
-
-// validateSizes checks what involves several fields of family i: the tables New would
-// allocate, and that an hdd grid can hold and resolve its basis.
-func (s *Spec) validateSizes(i int) error {
-	f := &s.Families[i]
-	switch f.Kind {
-	case kindMMD: // the frequencies of the first stage: D/2 × dim
-		return stageSizeErr(i, "features", f.Features/2, s.Dim, "")
-	case kindL2: // the cosine multi-indices: basis × dim
-		if int64(f.Basis)*int64(s.Dim) > maxSpecStageWeights {
-			return familyErr(i, "basis", "the cosine basis table would hold %d×%d indices (limit %d); lower basis", f.Basis, s.Dim, maxSpecStageWeights)
-		}
-	case kindHDD:
-		return s.validateHDDGrid(i)
-	}
-	return nil
-}
-
-// validateHDDGrid checks that hdd family i's grid has at most maxSpecJointCells cells and
-// that its binning nodes fit, and that it resolves the cosine basis.
-func (s *Spec) validateHDDGrid(i int) error {
-	f := &s.Families[i]
-	gridDim := 1
-	if f.Mode == "joint" {
-		gridDim = s.Dim
-		cells := 1
-		for j := 0; j < s.Dim; j++ {
-			if cells > maxSpecJointCells/f.Grid {
-				return familyErr(i, "grid", "joint mode needs grid^dim = %d^%d cells (limit %d); lower grid or use mode marginal", f.Grid, s.Dim, maxSpecJointCells)
-			}
-			cells *= f.Grid
-		}
-	} else if f.Grid > maxSpecJointCells {
-		return familyErr(i, "grid", "must be ≤ %d", maxSpecJointCells)
-	}
-	// The midpoint rule on G cells resolves cosines up to index G−1 only.
-	if k := maxIndex(cosineIndices(gridDim, f.Basis)); k >= f.Grid {
-		return familyErr(i, "basis", "%d basis functions need cosine index %d, but a grid of %d cells resolves indices up to %d; lower basis or raise grid", f.Basis, k, f.Grid, f.Grid-1)
-	}
-	if _, err := checkedPow(f.Grid+2, gridDim, 2*maxHDDCells); err != nil {
-		return familyErr(i, "grid", "(grid+2)^%d binning nodes exceed the limit (%v)", gridDim, err)
 	}
 	return nil
 }
