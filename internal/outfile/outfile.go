@@ -103,7 +103,7 @@ func Create(path string) (*File, error) {
 		dir = "."
 	}
 	if di, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("%s: directory: %w", path, unwrapPath(err))
+		return nil, fmt.Errorf("%s: directory %s: %w", path, dir, unwrapPath(err))
 	} else if !di.IsDir() {
 		return nil, fmt.Errorf("%s: %s is not a directory", path, dir)
 	}
@@ -204,9 +204,10 @@ func (o *File) finish() error {
 }
 
 // Abort discards the output: the temporary file is removed and the target left as it was.
-// Bytes already written to a device or FIFO stay written. Abort after Commit does nothing.
+// Bytes already written to a device or FIFO stay written. Abort after Commit, or on a nil
+// *File, does nothing.
 func (o *File) Abort() error {
-	if o.done {
+	if o == nil || o.done {
 		return nil
 	}
 	o.done = true
