@@ -48,13 +48,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// The profile files are opened before any run, so a bad path fails at once.
 	var cpuOut, blockOut *outfile.File
 	if *cpuProfile != "" {
-		if cpuOut, err = outfile.Create(*cpuProfile); err != nil {
+		if cpuOut, err = outfile.CreateContext(ctx, *cpuProfile); err != nil {
 			return fmt.Errorf("--cpuprofile: %w", err)
 		}
 		defer cpuOut.Abort()
 	}
 	if *blockProfile != "" {
-		if blockOut, err = outfile.Create(*blockProfile); err != nil {
+		if blockOut, err = outfile.CreateContext(ctx, *blockProfile); err != nil {
 			return fmt.Errorf("--blockprofile: %w", err)
 		}
 		defer blockOut.Abort()

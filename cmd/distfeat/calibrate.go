@@ -58,7 +58,7 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if f.report != "" && f.report == f.out {
 		return usageError("--report and --out name the same file")
 	}
-	specOut, reportOut, err := openCalibrationOutputs(f)
+	specOut, reportOut, err := openCalibrationOutputs(ctx, f)
 	if err != nil {
 		return err
 	}
@@ -100,15 +100,15 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 }
 
 // openCalibrationOutputs opens --out (nil for -) and --report (nil when not asked for) with
-// outfile.Create, before any input is read, so a directory or an unwritable path fails at once.
-func openCalibrationOutputs(f calibrateFlags) (specOut, reportOut *outfile.File, err error) {
+// outfile.CreateContext before any input is read, so a bad path fails at once.
+func openCalibrationOutputs(ctx context.Context, f calibrateFlags) (specOut, reportOut *outfile.File, err error) {
 	if f.out != "-" {
-		if specOut, err = outfile.Create(f.out); err != nil {
+		if specOut, err = outfile.CreateContext(ctx, f.out); err != nil {
 			return nil, nil, fmt.Errorf("--out: %w", err)
 		}
 	}
 	if f.report != "" {
-		if reportOut, err = outfile.Create(f.report); err != nil {
+		if reportOut, err = outfile.CreateContext(ctx, f.report); err != nil {
 			specOut.Abort()
 			return nil, nil, fmt.Errorf("--report: %w", err)
 		}

@@ -51,7 +51,7 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	w, commit, err := openOutput(*out, stdout) // first: a bad --out fails before any input is read
+	w, commit, err := openOutput(ctx, *out, stdout) // first: a bad --out fails before any input is read
 	if err != nil {
 		return err
 	}
@@ -326,11 +326,11 @@ func openInput(path string) (io.Reader, func() error, error) {
 // commit(true) renames over it and commit(false) removes, so a failed run never leaves a
 // partial file that looks complete; a device, FIFO or /dev/stdout is written directly, and a
 // directory or unwritable path is an error here, before any work.
-func openOutput(path string, stdout io.Writer) (io.Writer, func(ok bool) error, error) {
+func openOutput(ctx context.Context, path string, stdout io.Writer) (io.Writer, func(ok bool) error, error) {
 	if path == "-" || path == "" {
 		return stdout, func(bool) error { return nil }, nil
 	}
-	f, err := outfile.Create(path)
+	f, err := outfile.CreateContext(ctx, path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--out: %w", err)
 	}

@@ -71,7 +71,7 @@ func runProduce(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	// unwritable path fails at once.
 	var out *outfile.File
 	if o.out != "" && o.out != "-" {
-		if out, err = outfile.Create(o.out); err != nil {
+		if out, err = outfile.CreateContext(ctx, o.out); err != nil {
 			return fmt.Errorf("--out: %w", err)
 		}
 		defer out.Abort()

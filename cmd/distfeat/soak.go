@@ -98,7 +98,7 @@ func soakMain(ctx context.Context, args []string, stdout, stderr io.Writer) (*so
 	}
 	var csv *outfile.File // opened before the soak, so a bad --timeline fails at once
 	if o.timelineCSV != "" {
-		if csv, err = outfile.Create(o.timelineCSV); err != nil {
+		if csv, err = outfile.CreateContext(ctx, o.timelineCSV); err != nil {
 			return nil, fmt.Errorf("--timeline: %w", err)
 		}
 		defer csv.Abort()

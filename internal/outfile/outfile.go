@@ -10,8 +10,9 @@
 //     set them, its owner and group; a new file gets 0666 less the umask, as a shell
 //     redirection would.
 //   - A symlink: the file it finally points to is written as above; the link stays a link.
-//   - A character device (/dev/null, a terminal), a FIFO or a socket: written directly, never
-//     replaced. Output already sent to a FIFO cannot be taken back, so Abort only closes it.
+//   - A character device (/dev/null, a terminal) or a FIFO: written directly, never replaced;
+//     a Unix socket: connected to and written. Output already sent cannot be taken back, so
+//     Abort only closes it.
 //   - /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N: the process's own open
 //     descriptor N is written (a duplicate of it), whatever it is open on, at its current
 //     offset, so `cmd --out /dev/stdout >>log` appends as the shell set it up.
@@ -25,14 +26,18 @@ package outfile
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // maxSymlinks bounds the symlink chain Create follows (Linux's own limit is 40).
@@ -44,10 +49,11 @@ const tmpInfix = ".tmp-"
 // File is an output file being written. Write to it, then Commit or Abort it; Abort after
 // Commit does nothing, so `defer f.Abort()` is safe.
 type File struct {
-	path   string // as the caller gave it, for errors
-	target string // the file that is replaced (the symlink's final target); "" when direct
-	f      *os.File
-	w      writer // f, or a test's stand-in
+	path   string   // as the caller gave it, for errors
+	target string   // the file that is replaced (the symlink's final target); "" when direct
+	f      *os.File // the temporary file; nil when direct
+	direct io.Closer
+	w      writer // f or direct, or a test's stand-in
 	done   bool
 	err    error // first write error, returned again by Commit
 	// mode, uid and gid are the replaced file's; keep is false for a new file.
@@ -61,8 +67,18 @@ type writer interface {
 	Write(p []byte) (int, error)
 }
 
-// Create opens path for output as the package comment describes.
+// fifoPoll is how often CreateContext retries opening a FIFO that has no reader yet.
+const fifoPoll = 20 * time.Millisecond
+
+// Create opens path for output as the package comment describes; see CreateContext.
 func Create(path string) (*File, error) {
+	return CreateContext(context.Background(), path)
+}
+
+// CreateContext opens path for output as the package comment describes. Opening a FIFO
+// waits for a reader, as a shell redirection does, until ctx ends; a Unix socket is
+// connected to.
+func CreateContext(ctx context.Context, path string) (*File, error) {
 	if path == "" {
 		return nil, errors.New("output path is empty")
 	}
@@ -74,13 +90,7 @@ func Create(path string) (*File, error) {
 	case err == nil && fi.IsDir():
 		return nil, fmt.Errorf("%s: is a directory, not a file to write", path)
 	case err == nil && !fi.Mode().IsRegular():
-		// Device, FIFO, socket: write through it. Opening a FIFO waits for a reader, as a
-		// shell redirection does.
-		f, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, unwrapPath(err))
-		}
-		return &File{path: path, f: f, w: f}, nil
+		return openDirect(ctx, path, fi.Mode())
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("%s: %w", path, unwrapPath(err))
 	}
@@ -162,7 +172,7 @@ func (o *File) Commit() error {
 	}
 	if o.target == "" {
 		o.done = true
-		if err := o.f.Close(); err != nil {
+		if err := o.direct.Close(); err != nil {
 			return fmt.Errorf("closing %s: %w", o.path, unwrapPath(err))
 		}
 		return nil
@@ -211,14 +221,15 @@ func (o *File) Abort() error {
 		return nil
 	}
 	o.done = true
+	if o.target == "" {
+		return o.direct.Close()
+	}
 	err := o.f.Close()
 	if errors.Is(err, fs.ErrClosed) {
 		err = nil // finish closed it
 	}
-	if o.target != "" {
-		if rerr := os.Remove(o.f.Name()); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
-			err = errors.Join(err, rerr)
-		}
+	if rerr := os.Remove(o.f.Name()); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+		err = errors.Join(err, rerr)
 	}
 	return err
 }
@@ -257,7 +268,39 @@ func openFD(path string, fd int) (*File, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	f := os.NewFile(uintptr(dup), path)
-	return &File{path: path, f: f, w: f}, nil
+	return &File{path: path, direct: f, w: f}, nil
+}
+
+// openDirect opens a device or FIFO for writing, or connects to a Unix socket.
+func openDirect(ctx context.Context, path string, mode fs.FileMode) (*File, error) {
+	if mode&fs.ModeSocket != 0 {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "unix", path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return &File{path: path, direct: c, w: c}, nil
+	}
+	flags := os.O_WRONLY
+	if mode&fs.ModeNamedPipe != 0 {
+		// Non-blocking, so waiting for a reader can end with ctx; Go's poller then makes
+		// the writes wait for the reader as usual.
+		flags |= syscall.O_NONBLOCK
+	}
+	for {
+		f, err := os.OpenFile(path, flags, 0)
+		if err == nil {
+			return &File{path: path, direct: f, w: f}, nil
+		}
+		if mode&fs.ModeNamedPipe == 0 || !errors.Is(err, syscall.ENXIO) { // ENXIO: no reader yet
+			return nil, fmt.Errorf("%s: %w", path, unwrapPath(err))
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%s: waiting for a reader of the FIFO: %w", path, ctx.Err())
+		case <-time.After(fifoPoll):
+		}
+	}
 }
 
 func fcntl(fd, cmd, arg int) (int, error) {

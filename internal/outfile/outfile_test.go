@@ -2,9 +2,11 @@ package outfile
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -217,6 +219,52 @@ func TestOutfileFIFO(t *testing.T) {
 	}
 	if fi, err := os.Lstat(path); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
 		t.Errorf("%s is now %v (%v), want a FIFO", path, fi.Mode(), err)
+	}
+}
+
+// TestOutfileFIFONoReader: waiting for a FIFO's reader ends with the context, naming the
+// path, and the FIFO stays.
+func TestOutfileFIFONoReader(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pipe")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := CreateContext(ctx, path)
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "reader") {
+		t.Errorf("err %v, want context.Canceled naming %s", err, path)
+	}
+	if fi, err := os.Lstat(path); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
+		t.Errorf("%s is now %v (%v), want a FIFO", path, fi.Mode(), err)
+	}
+}
+
+// TestOutfileSocket: a Unix socket is connected to and written, not replaced.
+func TestOutfileSocket(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sock")
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	got := make(chan []byte, 1)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			got <- []byte(err.Error())
+			return
+		}
+		defer c.Close()
+		b, _ := io.ReadAll(c)
+		got <- b
+	}()
+	write(t, path, []byte("over the socket"))
+	if b := <-got; string(b) != "over the socket" {
+		t.Errorf("the listener got %q", b)
+	}
+	if fi, err := os.Lstat(path); err != nil || fi.Mode()&fs.ModeSocket == 0 {
+		t.Errorf("%s is now %v (%v), want a socket", path, fi.Mode(), err)
 	}
 }
 
