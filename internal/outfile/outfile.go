@@ -8,7 +8,8 @@
 //     over the path (so a reader sees the old file or the whole new one, never a part) and
 //     Abort removes. An existing file keeps its permission bits and, where the process may
 //     set them, its owner and group; a new file gets 0666 less the umask, as a shell
-//     redirection would.
+//     redirection would. Being replaced, a file with several hard links stops sharing its
+//     content with the other names.
 //   - A symlink: the file it finally points to is written as above; the link stays a link.
 //   - A character device (/dev/null, a terminal) or a FIFO: written directly, never replaced;
 //     a Unix socket: connected to and written. Output already sent cannot be taken back, so
@@ -120,7 +121,7 @@ func CreateContext(ctx context.Context, path string) (*File, error) {
 	removeStale(dir, base)
 	f, err := os.CreateTemp(dir, tmpPrefix(base)+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
-		return nil, fmt.Errorf("%s: cannot create a file in %s: %w", path, dir, unwrapPath(err))
+		return nil, fmt.Errorf("%s: cannot create a file in %s (the output is written beside the path and renamed over it): %w", path, dir, unwrapPath(err))
 	}
 	out.f, out.w = f, f
 	return out, nil
