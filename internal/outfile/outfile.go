@@ -109,10 +109,7 @@ func CreateContext(ctx context.Context, path string) (*File, error) {
 			out.uid, out.gid = int(st.Uid), int(st.Gid)
 		}
 	}
-	dir, base := filepath.Split(target)
-	if dir == "" {
-		dir = "."
-	}
+	dir, base := filepath.Dir(target), filepath.Base(target)
 	if di, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("%s: directory %s: %w", path, dir, unwrapPath(err))
 	} else if !di.IsDir() {
