@@ -13,7 +13,7 @@ import (
 //
 // Parse specs with ParseSpec or LoadSpec (strict: unknown fields, fields that do not apply
 // to a family's kind and bad values are *SpecError naming the field). A Spec built in Go is
-// validated by New, which reads a zero value as "absent" (there are no defaults there,
+// validated by Validate (and by embedding.New), which reads a zero value as "absent" (there are no defaults there,
 // except that an empty Projection means the version's default: "gaussian" in version 1,
 // "orthogonal" from version 2).
 // The JSON encoding of a Spec (MarshalJSON) is its CanonicalJSON.
@@ -50,7 +50,7 @@ type Bounds struct {
 type Family struct {
 	// Name is the output column name: [a-z0-9_]+, unique, and the RNG stream of its draws.
 	Name string `json:"name"`
-	// Kind is "mmd", "l2" or "hdd".
+	// Kind is the name of a registered kind (KindNames): "mmd", "l2" or "hdd".
 	Kind string `json:"kind"`
 
 	// Features is D, the output length of the (last) random Fourier stage (mmd, hdd, l2 with Sigma).
