@@ -13,9 +13,9 @@ import (
 //
 // Parse specs with ParseSpec or LoadSpec (strict: unknown fields, fields that do not apply
 // to a family's kind and bad values are *SpecError naming the field). A Spec built in Go is
-// validated by Validate (and by embedding.New), which reads a zero value as "absent" (there are no defaults there,
-// except that an empty Projection means the version's default: "gaussian" in version 1,
-// "orthogonal" from version 2).
+// validated by Validate (and by embedding.New), which reads a zero value as "absent"
+// (there are no defaults there, except that an empty Projection means the version's
+// default: "gaussian" in version 1, "orthogonal" from version 2).
 // The JSON encoding of a Spec (MarshalJSON) is its CanonicalJSON.
 //
 // FieldReference documents every field: its type, whether it is required or its default
