@@ -2,7 +2,6 @@ package main
 
 import (
 	"flag"
-	"os"
 
 	"github.com/segmentio/kafka-go"
 
@@ -19,7 +18,7 @@ func parseClientFlags(fs *flag.FlagSet, args []string) (*kafka.Dialer, *kafka.Tr
 	if err := parseArgs(fs, args); err != nil {
 		return nil, nil, err
 	}
-	sec, err := config.LoadSecurity(config.Overlay(flags, os.LookupEnv))
+	sec, err := config.SecurityFromEnv(flags.Over(config.Environ()))
 	if err != nil {
 		return nil, nil, err
 	}

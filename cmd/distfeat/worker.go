@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"runtime"
 	"time"
 
@@ -31,7 +30,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
-	cfg, err := config.FromLookup(config.Overlay(flags, os.LookupEnv))
+	cfg, err := config.FromEnv(flags.Over(config.Environ()))
 	if err != nil {
 		return err
 	}
