@@ -9,6 +9,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/kafkaconn"
 	"github.com/distfeat/distfeat/processor"
 	"github.com/distfeat/distfeat/schema"
 )
@@ -48,12 +49,14 @@ func (w *Worker) checkTopics(ctx context.Context) error {
 					return fmt.Errorf("consumer: %s: topic %q %w on %v (create it, or point the variable at an existing topic)", v.env, v.topic, ErrTopicMissing, w.cfg.Brokers)
 				}
 				if terr != nil && err == nil {
-					err = fmt.Errorf("topic %q: %w", v.topic, terr)
+					err = kafkaconn.Authorization(fmt.Errorf("topic %q: %w", v.topic, terr), w.cfg.User, "describe", fmt.Sprintf("topic %q (%s)", v.topic, v.env))
 				}
 			}
 			if err == nil {
 				return nil
 			}
+		} else if err = w.classify(ctx, err, "describe", "the topics"); kafkaconn.Fatal(err) {
+			return fmt.Errorf("consumer: %w", err)
 		}
 		if ctx.Err() != nil {
 			return nil

@@ -69,7 +69,7 @@ func serveWorker(ctx context.Context, cfg *config.Config, log *slog.Logger, star
 		SessionTimeout: cfg.SessionTimeout, HeartbeatInterval: cfg.SessionTimeout / 10,
 		RebalanceTimeout: cfg.SessionTimeout, CommitInterval: cfg.CommitInterval,
 		ResetCheckpoints: cfg.ResetCheckpoints, AllowKeyless: cfg.AllowKeyless, MaxBufferBytes: int64(cfg.MaxBufferBytes),
-		Dialer: dialer, Transport: transport,
+		Dialer: dialer, Transport: transport, User: cfg.SASLUsername,
 	}, emb, schema.NewOutput(spec, emb.Columns()), m, log, window.SystemClock{})
 	if err != nil {
 		return err
