@@ -195,7 +195,7 @@ func (t Target) tlsError(ctx context.Context, addr string, err error) *Error {
 // saslError names a failed SASL exchange; everything below it worked.
 func (t Target) saslError(addr string, err error) *Error {
 	name := t.Dialer.SASLMechanism.Name()
-	check := "DISTFEAT_SASL_USERNAME and DISTFEAT_SASL_PASSWORD (or DISTFEAT_SASL_PASSWORD_FILE)"
+	check := "DISTFEAT_SASL_USERNAME, DISTFEAT_SASL_PASSWORD (or DISTFEAT_SASL_PASSWORD_FILE) and DISTFEAT_SASL_MECHANISM"
 	reason := fmt.Sprintf("the broker rejected user %q with mechanism %s", t.User, name)
 	switch {
 	case errors.Is(err, kafka.UnsupportedSASLMechanism):
@@ -204,7 +204,7 @@ func (t Target) saslError(addr string, err error) *Error {
 		// A broker that rejects a credential may just close the connection.
 	default:
 		reason = fmt.Sprintf("the SASL exchange for user %q with mechanism %s failed", t.User, name)
-		check = "DISTFEAT_SASL_MECHANISM, " + check
+		check = "DISTFEAT_SASL_MECHANISM and the broker's enabled mechanisms"
 	}
 	return &Error{LayerSASL, addr, reason, check, err}
 }
