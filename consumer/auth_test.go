@@ -18,8 +18,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/distfeat/distfeat/internal/kafkaconn"
-	"github.com/distfeat/distfeat/internal/testbroker"
 	"github.com/distfeat/distfeat/internal/metrics"
+	"github.com/distfeat/distfeat/internal/testbroker"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/window"
 )
