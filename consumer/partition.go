@@ -129,7 +129,7 @@ func (p *partition) startReader(ctx context.Context) (<-chan kafka.Message, func
 				if ctx.Err() != nil {
 					return
 				}
-				if aerr := kafkaconn.Authorization(err, w.cfg.User, "read", fmt.Sprintf("topic %q (DISTFEAT_INPUT_TOPIC)", w.cfg.InputTopic)); aerr != err {
+				if aerr := kafkaconn.Authorization(err, w.cfg.User, "read", fmt.Sprintf("topic %q (DISTFEAT_INPUT_TOPIC)", w.cfg.InputTopic)); aerr != nil {
 					w.fetchStalls.set(p.id, "not authorised")
 					denied, err = true, aerr
 				}

@@ -49,7 +49,10 @@ func (w *Worker) checkTopics(ctx context.Context) error {
 					return fmt.Errorf("consumer: %s: topic %q %w on %v (create it, or point the variable at an existing topic)", v.env, v.topic, ErrTopicMissing, w.cfg.Brokers)
 				}
 				if terr != nil && err == nil {
-					err = kafkaconn.Authorization(fmt.Errorf("topic %q: %w", v.topic, terr), w.cfg.User, "describe", fmt.Sprintf("topic %q (%s)", v.topic, v.env))
+					err = fmt.Errorf("topic %q: %w", v.topic, terr)
+					if aerr := kafkaconn.Authorization(terr, w.cfg.User, "describe", fmt.Sprintf("topic %q (%s)", v.topic, v.env)); aerr != nil {
+						err = aerr
+					}
 				}
 			}
 			if err == nil {

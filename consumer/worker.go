@@ -459,7 +459,7 @@ func fatalCause(ctx context.Context) error {
 // TLS, SASL), which returns a fatal error for a TLS or authentication failure. Without a
 // finding it returns err.
 func (w *Worker) classify(ctx context.Context, err error, operation, resource string) error {
-	if aerr := kafkaconn.Authorization(err, w.cfg.User, operation, resource); aerr != err {
+	if aerr := kafkaconn.Authorization(err, w.cfg.User, operation, resource); aerr != nil {
 		return aerr
 	}
 	dialer := w.cfg.Dialer

@@ -37,7 +37,7 @@ func (cc clusterConn) explain(ctx context.Context, err error, operation, resourc
 	if err == nil || ctx.Err() != nil {
 		return err
 	}
-	if aerr := kafkaconn.Authorization(err, cc.user, operation, resource); aerr != err {
+	if aerr := kafkaconn.Authorization(err, cc.user, operation, resource); aerr != nil {
 		return aerr
 	}
 	dialer := cc.dialer

@@ -62,6 +62,7 @@ func consumeFeatures(ctx context.Context, cc clusterConn, topic string, fromBegi
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	msgs := make(chan kafka.Message, 256)
+	errs := make(chan error, len(parts)) // a reader that gave up (not authorised to read, …)
 	var wg sync.WaitGroup
 	for _, p := range parts {
 		r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topic, Partition: p, Dialer: cc.dialer,
@@ -81,6 +82,9 @@ func consumeFeatures(ctx context.Context, cc clusterConn, topic string, fromBegi
 			for {
 				m, err := r.ReadMessage(ctx)
 				if err != nil {
+					if ctx.Err() == nil {
+						errs <- fmt.Errorf("partition %d: %w", p, err)
+					}
 					return
 				}
 				select {
@@ -103,6 +107,8 @@ func consumeFeatures(ctx context.Context, cc clusterConn, topic string, fromBegi
 			return nil
 		case <-timer:
 			return nil
+		case err := <-errs:
+			return fmt.Errorf("reading %q: %w", topic, cc.explain(ctx, err, "read", fmt.Sprintf("topic %q", topic)))
 		case m := <-msgs:
 			recs, cols, err := schema.DecodeFeatures(m.Value)
 			if err != nil {
@@ -143,7 +149,10 @@ func partitionsOf(ctx context.Context, cc clusterConn, topic string) ([]int, err
 			continue
 		}
 		if t.Error != nil {
-			return nil, fmt.Errorf("topic %q: %w", topic, kafkaconn.Authorization(t.Error, cc.user, "describe", fmt.Sprintf("topic %q", topic)))
+			if aerr := kafkaconn.Authorization(t.Error, cc.user, "describe", fmt.Sprintf("topic %q", topic)); aerr != nil {
+				return nil, aerr
+			}
+			return nil, fmt.Errorf("topic %q: %w", topic, t.Error)
 		}
 		ids := make([]int, 0, len(t.Partitions))
 		for _, p := range t.Partitions {

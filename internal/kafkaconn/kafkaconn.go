@@ -248,18 +248,29 @@ func withServerName(c *tls.Config, addr string) *tls.Config {
 	return c
 }
 
-// Authorization returns err as an authorisation *Error naming the principal, the operation
-// and the resource when it is a Kafka authorisation error, else err unchanged.
-func Authorization(err error, user, operation, resource string) error {
+// Authorization returns err as an authorisation failure naming the principal, the operation
+// and the resource when it is a Kafka authorisation error (or a batch's write errors that
+// include one), else nil.
+func Authorization(err error, user, operation, resource string) *Error {
+	cause := err
+	var werrs kafka.WriteErrors
+	if errors.As(err, &werrs) {
+		for _, e := range werrs {
+			if e != nil {
+				cause = fmt.Errorf("%d of %d records: %w", werrs.Count(), len(werrs), e)
+				break
+			}
+		}
+	}
 	for _, code := range []kafka.Error{kafka.TopicAuthorizationFailed, kafka.GroupAuthorizationFailed, kafka.ClusterAuthorizationFailed, kafka.TransactionalIDAuthorizationFailed} {
-		if errors.Is(err, code) {
+		if errors.Is(cause, code) {
 			principal := "User:" + user
 			if user == "" {
 				principal = "User:ANONYMOUS"
 			}
 			return &Error{Layer: LayerAuthorization, Reason: fmt.Sprintf("principal %s may not %s %s", principal, operation, resource),
-				Check: "the ACLs granted to " + principal, Err: err}
+				Check: "the ACLs granted to " + principal, Err: cause}
 		}
 	}
-	return err
+	return nil
 }

@@ -3,12 +3,15 @@ package kafkaconn_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/segmentio/kafka-go"
 
 	"github.com/distfeat/distfeat/config"
 	"github.com/distfeat/distfeat/internal/kafkaconn"
@@ -152,6 +155,39 @@ func TestProbeNamesTheLayer(t *testing.T) {
 				t.Errorf("Fatal = %v, want %v", kafkaconn.Fatal(err), fatal)
 			}
 			t.Logf("%s", err)
+		})
+	}
+}
+
+// TestAuthorization: Kafka's authorisation errors, alone, wrapped or inside a batch's write
+// errors, become retriable authorisation failures naming the principal, the operation and
+// the resource; other errors pass unchanged.
+func TestAuthorization(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string // "" : unchanged
+	}{
+		{"topic", kafka.TopicAuthorizationFailed, `principal User:svc may not write topic "out"`},
+		{"wrapped group", fmt.Errorf("join: %w", kafka.GroupAuthorizationFailed), `principal User:svc may not write topic "out"`},
+		{"write errors", kafka.WriteErrors{nil, kafka.TopicAuthorizationFailed, kafka.TopicAuthorizationFailed}, `2 of 3 records`},
+		{"not authorisation", kafka.NotEnoughReplicas, ""},
+		{"write errors without authorisation", kafka.WriteErrors{kafka.NotEnoughReplicas}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := kafkaconn.Authorization(tc.err, "svc", "write", `topic "out"`)
+			if tc.want == "" {
+				if got != nil {
+					t.Errorf("%v became %v", tc.err, got)
+				}
+				return
+			}
+			if got == nil || got.Layer != kafkaconn.LayerAuthorization || !got.Retriable() {
+				t.Fatalf("%v: %v, want a retriable authorisation failure", tc.err, got)
+			}
+			if !strings.Contains(got.Error(), tc.want) {
+				t.Errorf("%q does not say %q", got, tc.want)
+			}
 		})
 	}
 }
