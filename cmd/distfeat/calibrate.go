@@ -244,7 +244,7 @@ func readCalibrationTopic(ctx context.Context, cc clusterConn, topic string, dim
 			prog.update("read %d sets (%d ended) from %s", len(ts.order), ts.nEnd, topic)
 			return ts.nEnd < maxSets
 		}); err != nil {
-			return nil, 0, err
+			return nil, 0, cc.explain(ctx, err, "read", fmt.Sprintf("topic %q", topic))
 		}
 	}
 	if dim == 0 {
