@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -144,6 +146,35 @@ func TestSecuredClusterFailures(t *testing.T) {
 			}
 			if strings.Contains(string(out), "panic") {
 				t.Errorf("crashed:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestHealthcheckNamesTheFailure: the container probe tells a worker that is not there (a
+// refused TCP connection) from one that answers not ready (503 with its reason).
+func TestHealthcheckNamesTheFailure(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+		http.Error(rw, "not ready: input not readable on partition(s) 0 (not authorised)", http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		name, addr string
+		says       []string
+	}{
+		{"nothing listening", "127.0.0.1:" + freePort(t), []string{"TCP failure", "nothing accepts connections", "DISTFEAT_METRICS_ADDR"}},
+		{"not ready", strings.TrimPrefix(srv.URL, "http://"), []string{"503", "input not readable on partition(s) 0 (not authorised)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb strings.Builder
+			code := run(context.Background(), []string{"healthcheck", "--ready", "--addr", tc.addr}, &out, &errb)
+			if code != 1 {
+				t.Errorf("exit %d, want 1", code)
+			}
+			for _, want := range tc.says {
+				if !strings.Contains(errb.String(), want) {
+					t.Errorf("%q does not say %q", errb.String(), want)
+				}
 			}
 		})
 	}
