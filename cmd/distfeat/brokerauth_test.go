@@ -6,14 +6,18 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go"
+
 	"github.com/distfeat/distfeat/config"
 	"github.com/distfeat/distfeat/internal/kafkaconn"
+	"github.com/distfeat/distfeat/internal/testbroker"
 )
 
 // TestBrokerCommandAuthentication: `distfeat broker --tls --user … --superuser …` serves TLS
@@ -69,5 +73,67 @@ func TestBrokerCommandAuthentication(t *testing.T) {
 	}
 	if s := text(&out); !strings.Contains(s, "TLS (generated certificate") || !strings.Contains(s, "SCRAM-SHA-256 bob") {
 		t.Errorf("start-up line does not describe the security: %q", s)
+	}
+}
+
+// TestBrokerCommandACLs: with --acls a --user may do exactly what --grant allows (here write
+// the input topic, not the output topic), a --superuser everything; malformed or
+// inconsistent flags are usage errors naming the flag.
+func TestBrokerCommandACLs(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"--grant", "w:write:topic:points", "--user", "plain:w:pw"}, "--grant needs --acls"},
+		{[]string{"--acls"}, "--acls needs --user"},
+		{[]string{"--acls", "--user", "plain:w:pw", "--grant", "w:scribble:topic:points"}, `operation "scribble"`},
+		{[]string{"--acls", "--user", "plain:w:pw", "--grant", "nobody:write:topic:points"}, `no --user "nobody"`},
+		{[]string{"--acls", "--user", "plain:w:pw", "--grant", "w:write:cluster:x"}, `resource type "cluster"`},
+		{[]string{"--user", "kerberos:w:pw"}, "kerberos"},
+		{[]string{"--user", "plain:w"}, "mechanism:name:password"},
+	} {
+		var out, errb strings.Builder
+		code := run(context.Background(), append([]string{"broker", "--addr", "127.0.0.1:0"}, tc.args...), &out, &errb)
+		if code != 2 || !strings.Contains(errb.String(), tc.says) {
+			t.Errorf("broker %v: exit %d, stderr %q; want 2 and %q", tc.args, code, errb.String(), tc.says)
+		}
+	}
+
+	addr := "127.0.0.1:" + freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	var errb bytes.Buffer
+	go func() {
+		done <- run(ctx, []string{"broker", "--addr", addr, "--partitions", "1", "--acls", "--superuser", "plain:admin:admin-pw",
+			"--user", "scram-sha-256:w:w-pw", "--grant", "w:describe:topic:points", "--grant", "w:write:topic:points", "--grant", "w:describe:topic:features"},
+			io.Discard, &lockedWriter{w: &errb, mu: &sync.Mutex{}})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	write := func(mech, user, pw, topic string) error {
+		m, err := testbroker.Mechanism(mech, user, pw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := &kafka.Transport{SASL: m}
+		defer tr.CloseIdleConnections()
+		w := &kafka.Writer{Addr: kafka.TCP(addr), Topic: topic, Transport: tr, RequiredAcks: kafka.RequireAll, MaxAttempts: 1}
+		defer w.Close()
+		wctx, wcancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer wcancel()
+		return w.WriteMessages(wctx, kafka.Message{Value: []byte("x")})
+	}
+	deadline := time.Now().Add(time.Minute)
+	for write("PLAIN", "admin", "admin-pw", "points") != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("broker not serving after a minute")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := write("SCRAM-SHA-256", "w", "w-pw", "points"); err != nil {
+		t.Errorf("granted write: %v", err)
+	}
+	err := write("SCRAM-SHA-256", "w", "w-pw", "features")
+	if kafkaconn.Authorization(err, "w", "write", "topic features") == nil {
+		t.Errorf("write without a grant: %v, want an authorisation error", err)
 	}
 }
