@@ -307,7 +307,9 @@ func (w *Worker) Run(parent context.Context) (err error) {
 		if err != nil {
 			w.ready.Store(false)
 			if err = w.classify(ctx, err, "read (join)", fmt.Sprintf("group %q (DISTFEAT_GROUP)", w.cfg.Group)); kafkaconn.Fatal(err) {
-				return fmt.Errorf("consumer: group %q: %w", w.cfg.Group, err)
+				// Stop any partition still running, as for a fatal partition error.
+				fail(&fatalError{fmt.Errorf("consumer: group %q: %w", w.cfg.Group, err)})
+				return fatalCause(ctx)
 			}
 			d := backoff.next()
 			w.log.Warn("consumer group: cannot join yet, retrying", "group", w.cfg.Group, "brokers", w.cfg.Brokers, "err", err, "retry_in", d)
@@ -467,7 +469,7 @@ func (w *Worker) classify(ctx context.Context, err error, operation, resource st
 		dialer = &kafka.Dialer{}
 	}
 	if perr := kafkaconn.Probe(ctx, kafkaconn.Target{Brokers: w.cfg.Brokers, Dialer: dialer, User: w.cfg.User}); perr != nil && ctx.Err() == nil {
-		return perr
+		return fmt.Errorf("%w (the request failed with: %v)", perr, err)
 	}
 	return err
 }
