@@ -231,8 +231,8 @@ func NewWorker(cfg Config, emb *embedding.Embedder, out *schema.Output, m *metri
 func (w *Worker) Ready() bool { return w.NotReadyReason() == "" }
 
 // NotReadyReason is "" when the worker is ready, else why not: not a member of a consumer
-// group generation, or output failing on some partitions (a missing or unwritable topic, a
-// record over a size limit, a broker refusing writes). The worker recovers by itself once
+// group generation, output failing on some partitions (a missing or unwritable topic, a
+// record over a size limit, a broker refusing writes), or input the worker may not read. The worker recovers by itself once
 // output flows again; /readyz serves this text.
 func (w *Worker) NotReadyReason() string {
 	if !w.ready.Load() {
@@ -251,7 +251,9 @@ func (w *Worker) NotReadyReason() string {
 }
 
 // Run consumes until ctx is cancelled, then stops fetching, flushes acknowledged output,
-// commits, leaves the group and returns nil. Broker outages are retried with back-off.
+// commits, leaves the group and returns nil. Broker outages and missing permissions are
+// retried with back-off (not ready meanwhile); a TLS or SASL authentication failure ends Run
+// with a *kafkaconn.Error naming the layer, since retrying cannot mend a configuration.
 // It returns an error wrapping ErrShutdownIncomplete when, on the stop, some partition's
 // output was not acknowledged or its position not committed within ShutdownTimeout (the
 // next owner replays from the last commit, so nothing is lost, but the stop was not clean).

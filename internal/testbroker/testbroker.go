@@ -36,6 +36,9 @@
 //     group.initial.rebalance.delay.ms, completes a join as soon as all known members
 //     have rejoined, so group tests are fast.
 //   - kfake.ListenFn: kfake always listens on 127.0.0.1:<port>; ListenFn honours Options.Addr.
+//   - Options.TLS, Users and ACLs turn on kfake's TLS listener, SASL users (PLAIN,
+//     SCRAM-SHA-256/512) and ACL checks; the broker's own clients (start-up check, reaper)
+//     then log in as the first super user (auth.go).
 //   - Auto topic creation stays off (kfake's default), so topics must be seeded.
 //   - A reaper (reaper.go) enforces session timeouts kfake misses: a member that dies while
 //     waiting in JoinGroup can be left without a session timer and hold its partitions in
