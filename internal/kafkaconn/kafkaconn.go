@@ -137,7 +137,12 @@ func (t Target) probe(ctx context.Context, addr string) *Error {
 		nc = tc
 	}
 	mech := t.Dialer.SASLMechanism
+	// A TLS 1.3 server refuses a client certificate (or its absence) after the client's
+	// side of the handshake is done: at the first read.
 	plainToTLS := func(err error) *Error {
+		if t.Dialer.TLS != nil && isTLSAlert(err) {
+			return refused(addr, err)
+		}
 		if t.Dialer.TLS == nil && isClosed(err) && speaksTLS(ctx, addr) {
 			return &Error{LayerTLS, addr, "the listener expects TLS and this client speaks plain TCP", "DISTFEAT_TLS_ENABLED=true and DISTFEAT_TLS_CA_FILE, or the broker's plain port in DISTFEAT_BROKERS", err}
 		}
@@ -175,7 +180,6 @@ func (t Target) tlsError(ctx context.Context, addr string, err error) *Error {
 		unknown  x509.UnknownAuthorityError
 		hostname x509.HostnameError
 		invalid  x509.CertificateInvalidError
-		alert    tls.AlertError
 	)
 	switch {
 	case errors.As(err, &unknown):
@@ -184,12 +188,24 @@ func (t Target) tlsError(ctx context.Context, addr string, err error) *Error {
 		return &Error{LayerTLS, addr, fmt.Sprintf("the broker's certificate is not valid for the name %q", hostname.Host), "DISTFEAT_TLS_SERVER_NAME and the host in DISTFEAT_BROKERS", err}
 	case errors.As(err, &invalid):
 		return &Error{LayerTLS, addr, "the broker's certificate is invalid", "the broker's certificate and DISTFEAT_TLS_CA_FILE", err}
-	case errors.As(err, &alert):
-		return &Error{LayerTLS, addr, "the broker refused the handshake", "DISTFEAT_TLS_CERT_FILE and DISTFEAT_TLS_KEY_FILE (a client certificate the broker accepts)", err}
+	case isTLSAlert(err):
+		return refused(addr, err)
 	case (isClosed(err) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded)) && speaksPlainKafka(ctx, addr):
 		return &Error{LayerTLS, addr, "the listener speaks plain TCP and this client expects TLS", "DISTFEAT_TLS_ENABLED (unset it) or the broker's TLS port in DISTFEAT_BROKERS", err}
 	}
 	return &Error{LayerTLS, addr, "the TLS handshake failed", tlsVars, err}
+}
+
+// refused is a handshake the broker ended with an alert: typically a client certificate it
+// requires and did not get, or does not accept.
+func refused(addr string, err error) *Error {
+	return &Error{LayerTLS, addr, "the broker refused the TLS handshake", "DISTFEAT_TLS_CERT_FILE and DISTFEAT_TLS_KEY_FILE (a client certificate the broker accepts)", err}
+}
+
+// isTLSAlert reports whether err is a TLS alert the peer sent.
+func isTLSAlert(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "remote error"
 }
 
 // saslError names a failed SASL exchange; everything below it worked.

@@ -2,6 +2,8 @@ package kafkaconn_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -43,10 +45,25 @@ func secured(t *testing.T, cert *testbroker.Certificate, u []testbroker.User) st
 	return b.Addrs()[0]
 }
 
+// securedMutual starts a broker whose listener requires a client certificate; its own
+// clients present own.
+func securedMutual(t *testing.T, server *tls.Config, own tls.Certificate) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b, err := testbroker.Start(ctx, testbroker.Options{Partitions: 1, TLS: server,
+		TLSClient: &tls.Config{Certificates: []tls.Certificate{own}, InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}}) //nolint:gosec // the broker's own client
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	return b.Addrs()[0]
+}
+
 // pemFile writes b to a file in a test directory and returns its path.
 func pemFile(t *testing.T, b []byte) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "ca.pem")
+	p := filepath.Join(t.TempDir(), "file.pem")
 	if err := os.WriteFile(p, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -68,6 +85,11 @@ func TestProbeNamesTheLayer(t *testing.T) {
 	tlsSASL := secured(t, cert, users)
 	plainSASL := secured(t, nil, users)
 	tlsOpen := secured(t, cert, nil)
+	mutual := cert.Server.Clone() // requires a client certificate signed by the CA
+	mutual.ClientAuth, mutual.ClientCAs = tls.RequireAndVerifyClientCert, x509.NewCertPool()
+	mutual.ClientCAs.AppendCertsFromPEM(cert.CAPEM)
+	tlsMutual := securedMutual(t, mutual, cert.Server.Certificates[0])
+	certFile, keyFile := pemFile(t, cert.CertPEM), pemFile(t, cert.KeyPEM)
 	ca, otherCA := pemFile(t, cert.CAPEM), pemFile(t, other.CAPEM)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -109,6 +131,9 @@ func TestProbeNamesTheLayer(t *testing.T) {
 			want{kafkaconn.LayerTLS, []string{"authority", "DISTFEAT_TLS_CA_FILE"}}},
 		{"wrong server name", tlsSASL, map[string]string{"TLS_CA_FILE": ca, "TLS_SERVER_NAME": "kafka.example"},
 			want{kafkaconn.LayerTLS, []string{`"kafka.example"`, "DISTFEAT_TLS_SERVER_NAME"}}},
+		{"client certificate", tlsMutual, map[string]string{"TLS_CA_FILE": ca, "TLS_CERT_FILE": certFile, "TLS_KEY_FILE": keyFile}, ok},
+		{"no client certificate", tlsMutual, map[string]string{"TLS_CA_FILE": ca},
+			want{kafkaconn.LayerTLS, []string{"refused", "DISTFEAT_TLS_CERT_FILE"}}},
 		{"TLS client, plain listener", plainSASL, map[string]string{"TLS_CA_FILE": ca, "SASL_MECHANISM": "plain", "SASL_USERNAME": "alice", "SASL_PASSWORD": "alice-pw"},
 			want{kafkaconn.LayerTLS, []string{"speaks plain TCP", "DISTFEAT_TLS_ENABLED"}}},
 		{"plain client, TLS listener", tlsSASL, map[string]string{"SASL_MECHANISM": "plain", "SASL_USERNAME": "alice", "SASL_PASSWORD": "alice-pw"},

@@ -49,8 +49,10 @@ func authOpts(opts Options) ([]kfake.Opt, *kafka.Transport, error) {
 	var kopts []kfake.Opt
 	if opts.TLS != nil {
 		kopts = append(kopts, kfake.TLS(opts.TLS))
-		own := &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12} //nolint:gosec // the broker's own loopback client
-		tr.TLS = own
+		tr.TLS = opts.TLSClient
+		if tr.TLS == nil {
+			tr.TLS = &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12} //nolint:gosec // the broker's own loopback client
+		}
 	}
 	if opts.ACLs {
 		kopts = append(kopts, kfake.EnableACLs())
@@ -103,7 +105,8 @@ func Mechanism(name, user, password string) (sasl.Mechanism, error) {
 	return nil, fmt.Errorf("testbroker: SASL mechanism %q: want PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", name)
 }
 
-// Certificate is a self-signed CA and a server certificate it signed, for a TLS broker.
+// Certificate is a self-signed CA and a certificate it signed, for a TLS broker (and its
+// clients, when the broker requires client certificates).
 type Certificate struct {
 	// Server is the listener's configuration (Options.TLS).
 	Server *tls.Config
@@ -113,8 +116,8 @@ type Certificate struct {
 	CertPEM, KeyPEM []byte
 }
 
-// NewCertificate generates a CA and a server certificate valid for hosts (names or IP
-// addresses) for a day.
+// NewCertificate generates a CA and a certificate it signed, valid for hosts (names or IP
+// addresses) for a day, as a server's and as a client's (mutual TLS).
 func NewCertificate(hosts ...string) (*Certificate, error) {
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -137,7 +140,7 @@ func NewCertificate(hosts ...string) (*Certificate, error) {
 	leaf := &x509.Certificate{
 		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: hosts[0]},
 		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 	}
 	for _, h := range hosts {
 		if ip := net.ParseIP(h); ip != nil {

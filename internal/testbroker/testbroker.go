@@ -95,6 +95,11 @@ type Options struct {
 	// TLS, when non-nil, makes the listener TLS with this configuration (NewCertificate).
 	TLS *tls.Config
 
+	// TLSClient is the TLS configuration of the broker's own clients (start-up check,
+	// reaper) when TLS is set; nil: no certificate verification and no client certificate
+	// (set it when TLS requires client certificates).
+	TLSClient *tls.Config
+
 	// Users, when non-empty, makes the broker require SASL authentication by these users;
 	// at least one must be a super user.
 	Users []User
