@@ -216,3 +216,31 @@ func TestAuthorization(t *testing.T) {
 		})
 	}
 }
+
+// TestProbeTriesEveryBroker: one unreachable bootstrap broker is not a failure while another
+// answers; when none does, the failure that got furthest is reported (a TLS failure over a
+// refused connection).
+func TestProbeTriesEveryBroker(t *testing.T) {
+	cert, err := testbroker.NewCertificate("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := secured(t, nil, nil)
+	tlsOnly := secured(t, cert, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := kafkaconn.Probe(ctx, kafkaconn.Target{Brokers: []string{dead, good}, Dialer: &kafka.Dialer{}}); err != nil {
+		t.Errorf("one broker answers: %v", err)
+	}
+	err = kafkaconn.Probe(ctx, kafkaconn.Target{Brokers: []string{dead, tlsOnly}, Dialer: &kafka.Dialer{}})
+	var ce *kafkaconn.Error
+	if !errors.As(err, &ce) || ce.Layer != kafkaconn.LayerTLS || ce.Broker != tlsOnly {
+		t.Errorf("no broker answers: %v, want the TLS failure of %s", err, tlsOnly)
+	}
+}
