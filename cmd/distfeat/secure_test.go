@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -24,7 +25,10 @@ type securedCluster struct {
 	passwordFile string
 }
 
-func startSecuredCluster(t *testing.T) securedCluster {
+func startSecuredCluster(t *testing.T) securedCluster { return startCluster(t, true) }
+
+// startCluster starts the cluster of startSecuredCluster, with a TLS listener or a plain one.
+func startCluster(t *testing.T, withTLS bool) securedCluster {
 	t.Helper()
 	cert, err := testbroker.NewCertificate("127.0.0.1")
 	if err != nil {
@@ -34,11 +38,21 @@ func startSecuredCluster(t *testing.T) securedCluster {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var tlsConfig *tls.Config
+	if withTLS {
+		tlsConfig = cert.Server
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	b, err := testbroker.Start(ctx, testbroker.Options{Partitions: 2, TLS: cert.Server, Users: []testbroker.User{
+	topics := []string{testbroker.TopicPoints, testbroker.TopicFeatures, testbroker.TopicDLQ}
+	for _, u := range []string{"alice", "bob", "worker"} { // TestEveryMechanismEndToEnd's
+		topics = append(topics, u+".points", u+".features", u+".dlq")
+	}
+	b, err := testbroker.Start(ctx, testbroker.Options{Partitions: 2, Topics: topics, TLS: tlsConfig, Users: []testbroker.User{
 		{Mechanism: testbroker.MechanismSCRAM, Name: "admin", Password: "admin-pw", Super: true},
 		{Mechanism: testbroker.MechanismSCRAM5, Name: "worker", Password: "worker-secret-pw"},
+		{Mechanism: testbroker.MechanismSCRAM, Name: "bob", Password: "bob-pw"},
+		{Mechanism: testbroker.MechanismPlain, Name: "alice", Password: "alice-pw"},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +111,46 @@ func TestSecuredClusterEndToEnd(t *testing.T) {
 	w.mu.Unlock()
 	if strings.Contains(log, "worker-secret-pw") {
 		t.Error("the SASL password is in the worker's log")
+	}
+}
+
+// TestEveryMechanismEndToEnd: produce, the worker and tail log in with each SASL mechanism,
+// over TLS and over plain TCP, and the sets come out as feature records.
+func TestEveryMechanismEndToEnd(t *testing.T) {
+	specPath, _ := writeSpec(t)
+	for _, withTLS := range []bool{true, false} {
+		c := startCluster(t, withTLS)
+		for _, u := range [][3]string{{"plain", "alice", "alice-pw"}, {"scram-sha-256", "bob", "bob-pw"}, {"scram-sha-512", "worker", "worker-secret-pw"}} {
+			name := u[0] + " over TCP"
+			if withTLS {
+				name = u[0] + " over TLS"
+			}
+			t.Run(name, func(t *testing.T) {
+				env := []string{"DISTFEAT_SASL_MECHANISM=" + u[0], "DISTFEAT_SASL_USERNAME=" + u[1], "DISTFEAT_SASL_PASSWORD_FILE=", "DISTFEAT_SASL_PASSWORD=" + u[2]}
+				if !withTLS {
+					env = append(env, "DISTFEAT_TLS_CA_FILE=")
+				}
+				topics := []string{"DISTFEAT_INPUT_TOPIC=" + u[1] + ".points", "DISTFEAT_OUTPUT_TOPIC=" + u[1] + ".features", "DISTFEAT_DLQ_TOPIC=" + u[1] + ".dlq"}
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				defer cancel()
+				produce := exec.CommandContext(ctx, binPath, "produce", "--synthetic", "gmm", "--sets", "2", "--points", "50")
+				produce.Env = c.clientEnv(append(env, topics...)...)
+				if out, err := produce.CombinedOutput(); err != nil {
+					t.Fatalf("produce: %v\n%s", err, out)
+				}
+				wenv := testbroker.Env{Brokers: c.env.Brokers, Points: u[1] + ".points", Features: u[1] + ".features", DLQ: u[1] + ".dlq"}
+				startWorkerProc(t, wenv, specPath, u[1], c.clientEnv(env...)[len(os.Environ()):]...)
+				tail := exec.CommandContext(ctx, binPath, "tail", "--from-beginning", "--max", "2")
+				tail.Env = c.clientEnv(append(env, topics...)...)
+				out, err := tail.Output()
+				if err != nil {
+					t.Fatalf("tail: %v\n%s", err, out)
+				}
+				if n := strings.Count(string(out), "\n"); n != 2 {
+					t.Errorf("tail printed %d feature records, want 2", n)
+				}
+			})
+		}
 	}
 }
 
