@@ -138,6 +138,8 @@ func TestProbeNamesTheLayer(t *testing.T) {
 			want{kafkaconn.LayerTLS, []string{"speaks plain TCP", "DISTFEAT_TLS_ENABLED"}}},
 		{"plain client, TLS listener", tlsSASL, map[string]string{"SASL_MECHANISM": "plain", "SASL_USERNAME": "alice", "SASL_PASSWORD": "alice-pw"},
 			want{kafkaconn.LayerTLS, []string{"expects TLS", "DISTFEAT_TLS_ENABLED=true"}}},
+		{"plain client, TLS listener, no SASL", tlsOpen, nil,
+			want{kafkaconn.LayerTLS, []string{"expects TLS"}}},
 		{"nothing listening", closedPort, nil,
 			want{kafkaconn.LayerTCP, []string{"cannot connect", "DISTFEAT_BROKERS"}}},
 	}
