@@ -1,52 +1,62 @@
-// Package config is the worker's configuration: every DISTFEAT_ variable described once
-// (name, default, documentation, mirrored flag), parsed from the environment and flags,
-// validated with errors that name the variable. The deployment tests and the README read the
-// variables through Variables, so manifests and docs cannot drift from the code.
+// Package config is the worker's configuration: the Config struct's tags describe every
+// DISTFEAT_ variable once (name, default, documentation), parsed by github.com/caarlos0/env
+// from the environment with the mirrored flags laid over it, and validated with errors that
+// name the variable. Flags, usage, docs/configuration.md, the deployment tests and the
+// unknown-variable check read the variables through Variables, so none can drift from the code.
 package config
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"os"
+	"reflect"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/caarlos0/env/v10"
 )
 
 // EnvPrefix is the prefix of every distfeat environment variable.
 const EnvPrefix = "DISTFEAT_"
 
-// Config is the worker's configuration (DESIGN §7). Every field is a Variable; see Variables
-// for names, defaults and meaning.
+// Config is the worker's configuration (DESIGN §7). Each field's tags describe its variable:
+// env (the name after DISTFEAT_), envDefault, doc (one line for usage and the docs) and
+// values (the usage placeholder: allowed values or a unit; bool and duration fields take
+// theirs from the type).
 type Config struct {
-	Brokers     []string
-	InputTopic  string
-	OutputTopic string
-	DLQTopic    string
-	Group       string
-	Spec        string
+	Brokers     []string `env:"BROKERS" envDefault:"127.0.0.1:9092" envSeparator:"," values:"host:port,..." doc:"bootstrap brokers, comma-separated"`
+	InputTopic  string   `env:"INPUT_TOPIC" envDefault:"points" values:"topic" doc:"topic of input point records"`
+	OutputTopic string   `env:"OUTPUT_TOPIC" envDefault:"features" values:"topic" doc:"topic of feature records"`
+	DLQTopic    string   `env:"DLQ_TOPIC" envDefault:"points.dlq" values:"topic" doc:"dead-letter topic for invalid input"`
+	Group       string   `env:"GROUP" envDefault:"distfeat" values:"name" doc:"consumer group"`
+	Spec        string   `env:"SPEC" values:"file" doc:"feature spec JSON file (empty: the built-in default)"`
 
-	Window          string
-	WindowSize      string
-	WindowHop       string
-	WindowGap       time.Duration
-	AllowedLateness time.Duration
-	IdleTimeout     time.Duration
-	MaxOpenWindows  int
-	MaxMessageBytes int
-	MaxOutputBytes  int
-	MaxBufferBytes  int
+	Window          string        `env:"WINDOW" envDefault:"set" values:"set|count|time|session" doc:"window mode"`
+	WindowSize      string        `env:"WINDOW_SIZE" values:"points|duration" doc:"window size: points (count) or a duration such as 10s (time)"`
+	WindowHop       string        `env:"WINDOW_HOP" values:"points|duration" doc:"hop of sliding windows, same unit as WINDOW_SIZE (empty: tumbling)"`
+	WindowGap       time.Duration `env:"WINDOW_GAP" envDefault:"30s" doc:"session gap: event time without points that closes a session window"`
+	AllowedLateness time.Duration `env:"ALLOWED_LATENESS" envDefault:"0s" doc:"watermark delay for time and session windows"`
+	IdleTimeout     time.Duration `env:"IDLE_TIMEOUT" envDefault:"60s" doc:"processing time without points before a window closes (0 disables)"`
+	MaxOpenWindows  int           `env:"MAX_OPEN_WINDOWS" envDefault:"1000" values:"windows" doc:"open windows per partition before the least recently updated is emitted"`
+	MaxMessageBytes int           `env:"MAX_MESSAGE_BYTES" envDefault:"1048576" values:"bytes" doc:"larger input records are dead-lettered as too_large"`
+	MaxOutputBytes  int           `env:"MAX_OUTPUT_BYTES" envDefault:"1000000" values:"bytes" doc:"largest output record and produce request; keep it below the broker's message.max.bytes (dead letters are cut to fit it)"`
+	MaxBufferBytes  int           `env:"MAX_BUFFER_BYTES" envDefault:"134217728" values:"bytes" doc:"memory budget for records held outside the sketches (fetched, queued, unacknowledged output), divided over the assigned partitions"`
 
-	ResetCheckpoints bool
-	AllowKeyless     bool
+	AllowKeyless     bool `env:"ALLOW_KEYLESS" doc:"accept records without a Kafka key whose value names the set (safe only on a one-partition input topic: keyless records are spread over partitions and would split a set); off: such records are dead-lettered as no_key"`
+	ResetCheckpoints bool `env:"RESET_CHECKPOINTS" doc:"start even if the group's committed checkpoints were written under another spec, window mode or window parameters (resume from the committed offsets without replay suppression); set it for one start"`
 
-	SessionTimeout time.Duration
-	CommitInterval time.Duration
+	SessionTimeout time.Duration `env:"SESSION_TIMEOUT" envDefault:"10s" doc:"consumer-group session timeout (heartbeats every tenth of it)"`
+	CommitInterval time.Duration `env:"COMMIT_INTERVAL" envDefault:"1s" doc:"how often each partition commits its safe offset"`
 
-	MetricsAddr     string
-	ShutdownTimeout time.Duration
-	LogLevel        string
-	LogFormat       string
+	MetricsAddr     string        `env:"METRICS_ADDR" envDefault:":9464" values:"host:port" doc:"serves /metrics, /healthz and /readyz; the default listens on every interface (container convention), set 127.0.0.1:9464 to keep it local"`
+	ShutdownTimeout time.Duration `env:"SHUTDOWN_TIMEOUT" envDefault:"20s" doc:"bound on the final flush and commit after SIGTERM"`
+	LogLevel        string        `env:"LOG_LEVEL" envDefault:"info" values:"debug|info|warn|error" doc:"log level"`
+	LogFormat       string        `env:"LOG_FORMAT" envDefault:"text" values:"text|json" doc:"log format"`
 
 	Security
 }
@@ -54,23 +64,25 @@ type Config struct {
 // Security holds the TLS and SASL settings shared by every command that talks to a cluster
 // (worker, produce, tail).
 type Security struct {
-	TLSEnabled            bool
-	TLSCAFile             string
-	TLSCertFile           string
-	TLSKeyFile            string
-	TLSServerName         string
-	TLSInsecureSkipVerify bool
+	TLSEnabled            bool   `env:"TLS_ENABLED" doc:"TLS to the brokers (implied by TLS_CA_FILE or TLS_CERT_FILE)"`
+	TLSCAFile             string `env:"TLS_CA_FILE" values:"file" doc:"PEM CA bundle that verifies the brokers"`
+	TLSCertFile           string `env:"TLS_CERT_FILE" values:"file" doc:"PEM client certificate (with TLS_KEY_FILE)"`
+	TLSKeyFile            string `env:"TLS_KEY_FILE" values:"file" doc:"PEM client key (with TLS_CERT_FILE)"`
+	TLSServerName         string `env:"TLS_SERVER_NAME" values:"host" doc:"server name expected in the brokers' certificates"`
+	TLSInsecureSkipVerify bool   `env:"TLS_INSECURE_SKIP_VERIFY" doc:"do not verify the brokers' certificates (testing only)"`
 
-	SASLMechanism    string
-	SASLUsername     string
-	SASLPassword     string
-	SASLPasswordFile string
+	SASLMechanism string `env:"SASL_MECHANISM" values:"plain|scram-sha-256|scram-sha-512" doc:"SASL mechanism (empty: none)"`
+	SASLUsername  string `env:"SASL_USERNAME" values:"name" doc:"SASL user (required with SASL_MECHANISM)"`
+	SASLPassword  string `env:"SASL_PASSWORD" secret:"true" values:"password" doc:"SASL password (never logged; prefer SASL_PASSWORD_FILE)"`
+	// SASLPasswordFromFile is the content of the file SASL_PASSWORD_FILE names, without its
+	// final line break.
+	SASLPasswordFromFile string `env:"SASL_PASSWORD_FILE,file" secret:"true" values:"file" doc:"file holding the SASL password (wins over SASL_PASSWORD)"`
 }
 
-// Load reads the worker configuration from env (os.LookupEnv in production) and args (the
+// Load reads the worker configuration from environ (Environ in production) and args (the
 // worker's flags, which win over the environment), and validates it. -h gives an error
 // matching flag.ErrHelp; positional arguments are an error.
-func Load(env Lookup, args []string) (*Config, error) {
+func Load(environ map[string]string, args []string) (*Config, error) {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	flags := AddFlags(fs, Variables())
@@ -80,13 +92,13 @@ func Load(env Lookup, args []string) (*Config, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q: the worker takes flags only", fs.Arg(0))
 	}
-	return FromLookup(Overlay(flags, env))
+	return FromEnv(flags.Over(environ))
 }
 
-// FromLookup parses and validates the worker configuration from lookup (full variable names).
-func FromLookup(lookup Lookup) (*Config, error) {
+// FromEnv parses and validates the worker configuration from environ (full variable names).
+func FromEnv(environ map[string]string) (*Config, error) {
 	var c Config
-	if err := apply(&c, Variables(), lookup); err != nil {
+	if err := parse(&c, environ); err != nil {
 		return nil, err
 	}
 	if err := c.Validate(); err != nil {
@@ -95,31 +107,46 @@ func FromLookup(lookup Lookup) (*Config, error) {
 	return &c, nil
 }
 
-// LoadSecurity parses and validates only the TLS/SASL variables (client commands).
-func LoadSecurity(lookup Lookup) (*Security, error) {
-	var c Config
-	if err := apply(&c, SecurityVariables(), lookup); err != nil {
+// SecurityFromEnv parses and validates only the TLS/SASL variables (client commands).
+func SecurityFromEnv(environ map[string]string) (*Security, error) {
+	var s Security
+	if err := parse(&s, environ); err != nil {
 		return nil, err
 	}
-	if err := c.Security.Validate(); err != nil {
+	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	return &c.Security, nil
+	return &s, nil
 }
 
-// Overlay looks a name up in first, then in second: flags over the environment.
-func Overlay(first, second Lookup) Lookup {
-	return func(name string) (string, bool) {
-		if v, ok := first(name); ok {
-			return v, true
+// Environ is the process environment as a map (the production input of FromEnv).
+func Environ() map[string]string { return env.ToMap(os.Environ()) }
+
+// parse fills v (*Config or *Security) from environ: an unset or empty variable takes its
+// default. Errors name the variable, and one run reports every bad value.
+func parse(v any, environ map[string]string) error {
+	err := env.ParseWithOptions(v, env.Options{
+		Prefix: EnvPrefix, Environment: environ,
+		// The library's int is 32-bit and decimal; byte budgets may exceed 2 GiB.
+		FuncMap: map[reflect.Type]env.ParserFunc{reflect.TypeOf(0): func(s string) (any, error) {
+			n, err := strconv.ParseInt(s, 0, strconv.IntSize)
+			return int(n), err
+		}},
+	})
+	var agg env.AggregateError
+	if !errors.As(err, &agg) {
+		return err
+	}
+	msgs := make([]string, len(agg.Errors))
+	for i, e := range agg.Errors {
+		msgs[i] = e.Error()
+		var pe env.ParseError
+		if errors.As(e, &pe) {
+			f, _ := reflect.TypeOf(Config{}).FieldByName(pe.Name)
+			msgs[i] = fmt.Sprintf("%s%s: cannot parse as %s: %v", EnvPrefix, envName(f), pe.Type, pe.Err)
 		}
-		return second(name)
 	}
-}
-
-// MapLookup looks names up in m (tests, or an environment already read).
-func MapLookup(m map[string]string) Lookup {
-	return func(name string) (string, bool) { v, ok := m[name]; return v, ok }
+	return fmt.Errorf("configuration: %s", strings.Join(msgs, "; "))
 }
 
 // flagValue is one mirrored flag; set records whether it was given on the command line.
@@ -141,23 +168,34 @@ func (f *flagValue) Set(s string) error { f.v, f.set = s, true; return nil }
 // IsBoolFlag lets boolean variables be given as a bare flag (--tls-enabled).
 func (f *flagValue) IsBoolFlag() bool { return f.b }
 
+// Flags are the flags AddFlags registered, by full variable name.
+type Flags map[string]*flagValue
+
 // AddFlags registers one flag per variable on fs (--window-size for DISTFEAT_WINDOW_SIZE),
-// its usage naming the allowed values, and returns a Lookup of the flags given on the command
-// line, keyed like the environment. Call the Lookup after fs.Parse.
-func AddFlags(fs *flag.FlagSet, vars []Variable) Lookup {
-	vals := map[string]*flagValue{}
+// its usage naming the variable and its allowed values.
+func AddFlags(fs *flag.FlagSet, vars []Variable) Flags {
+	flags := Flags{}
 	for _, v := range vars {
 		fv := &flagValue{v: v.Default, b: v.IsBool()}
-		vals[v.Env()] = fv
+		flags[v.Env()] = fv
 		fs.Var(fv, v.Flag(), fmt.Sprintf("%s (%s; `%s`)", v.Doc, v.Env(), v.Values))
 	}
-	return func(name string) (string, bool) {
-		fv, ok := vals[name]
-		if !ok || !fv.set {
-			return "", false
-		}
-		return fv.v, true
+	return flags
+}
+
+// Over returns a copy of environ with the flags given on the command line laid over it
+// (flags win over the environment). Call it after the flag set is parsed.
+func (f Flags) Over(environ map[string]string) map[string]string {
+	out := maps.Clone(environ)
+	if out == nil {
+		out = map[string]string{}
 	}
+	for name, fv := range f {
+		if fv.set {
+			out[name] = fv.v
+		}
+	}
+	return out
 }
 
 // configError names the offending variable.
@@ -186,23 +224,21 @@ func (c *Config) Validate() error {
 	if _, err := c.WindowConfig(); err != nil {
 		return err
 	}
-	if c.MaxMessageBytes <= 0 {
-		return configError("MAX_MESSAGE_BYTES", "must be > 0")
-	}
-	if c.MaxOutputBytes < 8<<10 {
-		return configError("MAX_OUTPUT_BYTES", "must be at least 8192 (room for a dead letter's headers)")
-	}
-	if c.MaxBufferBytes < 1<<20 {
-		return configError("MAX_BUFFER_BYTES", "must be at least 1048576 (1 MiB)")
-	}
-	if c.SessionTimeout < 100*time.Millisecond {
-		return configError("SESSION_TIMEOUT", "must be at least 100ms")
-	}
-	if c.CommitInterval <= 0 {
-		return configError("COMMIT_INTERVAL", "must be > 0")
-	}
-	if c.ShutdownTimeout <= 0 {
-		return configError("SHUTDOWN_TIMEOUT", "must be > 0")
+	for _, nv := range []struct {
+		name     string
+		v, least int64
+		msg      string
+	}{
+		{"MAX_MESSAGE_BYTES", int64(c.MaxMessageBytes), 1, "must be > 0"},
+		{"MAX_OUTPUT_BYTES", int64(c.MaxOutputBytes), 8 << 10, "must be at least 8192 (room for a dead letter's headers)"},
+		{"MAX_BUFFER_BYTES", int64(c.MaxBufferBytes), 1 << 20, "must be at least 1048576 (1 MiB)"},
+		{"SESSION_TIMEOUT", int64(c.SessionTimeout), int64(100 * time.Millisecond), "must be at least 100ms"},
+		{"COMMIT_INTERVAL", int64(c.CommitInterval), 1, "must be > 0"},
+		{"SHUTDOWN_TIMEOUT", int64(c.ShutdownTimeout), 1, "must be > 0"},
+	} {
+		if nv.v < nv.least {
+			return configError(nv.name, "%s", nv.msg)
+		}
 	}
 	if _, err := ParseLogLevel(c.LogLevel); err != nil {
 		return configError("LOG_LEVEL", "%v", err)
@@ -220,17 +256,21 @@ func ParseLogLevel(s string) (slog.Level, error) {
 	return l, err
 }
 
-// Redacted returns the configuration as slog attributes, with secrets removed.
+// Redacted returns every variable's value as slog attributes (window_size=10s), with the
+// secrets replaced by [redacted] when set.
 func (c *Config) Redacted() []any {
-	pw := ""
-	if c.SASLPassword != "" || c.SASLPasswordFile != "" {
-		pw = "[redacted]"
+	var out []any
+	v := reflect.ValueOf(*c)
+	for _, f := range reflect.VisibleFields(v.Type()) {
+		name := envName(f)
+		if name == "" {
+			continue
+		}
+		val := v.FieldByIndex(f.Index).Interface()
+		if f.Tag.Get("secret") == "true" && !v.FieldByIndex(f.Index).IsZero() {
+			val = "[redacted]"
+		}
+		out = append(out, strings.ToLower(name), val)
 	}
-	return []any{
-		"brokers", c.Brokers, "input", c.InputTopic, "output", c.OutputTopic, "dlq", c.DLQTopic,
-		"group", c.Group, "spec", c.Spec, "window", c.Window, "window_size", c.WindowSize,
-		"window_hop", c.WindowHop, "idle_timeout", c.IdleTimeout, "max_open_windows", c.MaxOpenWindows,
-		"metrics_addr", c.MetricsAddr, "tls", c.TLSEnabled || c.TLSCAFile != "", "sasl", c.SASLMechanism,
-		"sasl_password", pw,
-	}
+	return out
 }

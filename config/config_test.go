@@ -4,21 +4,25 @@ import (
 	"errors"
 	"flag"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go/sasl/plain"
+
 	"github.com/distfeat/distfeat/config"
 )
 
-// env builds a Lookup from short names (WINDOW for DISTFEAT_WINDOW).
-func env(m map[string]string) config.Lookup {
+// env builds an environment from short names (WINDOW for DISTFEAT_WINDOW).
+func env(m map[string]string) map[string]string {
 	full := map[string]string{}
 	for k, v := range m {
 		full[config.EnvPrefix+k] = v
 	}
-	return config.MapLookup(full)
+	return full
 }
 
 // TestConfigErrorsNameTheVariable: every invalid setting is a start-up error naming the
@@ -182,5 +186,51 @@ func TestBooleanSwitches(t *testing.T) {
 				t.Errorf("got %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestSASLPasswordFile: DISTFEAT_SASL_PASSWORD_FILE's content, without its final line break,
+// is the password and wins over DISTFEAT_SASL_PASSWORD; a missing file is an error naming
+// the variable; neither password reaches the log.
+func TestSASLPasswordFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "password")
+	if err := os.WriteFile(path, []byte("from-file-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(env(map[string]string{"SASL_MECHANISM": "plain", "SASL_USERNAME": "svc",
+		"SASL_PASSWORD": "from-env-secret", "SASL_PASSWORD_FILE": path}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dialer, _, err := cfg.KafkaClients()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := dialer.SASLMechanism.(plain.Mechanism); !ok || m.Password != "from-file-secret" || m.Username != "svc" {
+		t.Errorf("mechanism %#v, want plain with the file's password", dialer.SASLMechanism)
+	}
+	var sb strings.Builder
+	slog.New(slog.NewTextHandler(&sb, nil)).Info("start", cfg.Redacted()...)
+	if strings.Contains(sb.String(), "secret") || !strings.Contains(sb.String(), "sasl_password_file=[redacted]") {
+		t.Errorf("log line: %s", sb.String())
+	}
+	_, err = config.Load(env(map[string]string{"SASL_PASSWORD_FILE": path + ".missing"}), nil)
+	if err == nil || !strings.Contains(err.Error(), "DISTFEAT_SASL_PASSWORD_FILE") {
+		t.Errorf("missing password file: %v, want an error naming DISTFEAT_SASL_PASSWORD_FILE", err)
+	}
+}
+
+// TestParseErrorsNameEveryVariable: one start reports every unparsable value, each by its
+// variable; byte budgets beyond 2 GiB parse (the library's own int parser is 32-bit).
+func TestParseErrorsNameEveryVariable(t *testing.T) {
+	_, err := config.Load(env(map[string]string{"IDLE_TIMEOUT": "soon", "MAX_OPEN_WINDOWS": "many", "TLS_ENABLED": "maybe"}), nil)
+	for _, name := range []string{"DISTFEAT_IDLE_TIMEOUT", "DISTFEAT_MAX_OPEN_WINDOWS", "DISTFEAT_TLS_ENABLED"} {
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("error %v does not name %s", err, name)
+		}
+	}
+	cfg, err := config.Load(env(map[string]string{"MAX_BUFFER_BYTES": "8589934592"}), nil)
+	if err != nil || cfg.MaxBufferBytes != 8<<30 {
+		t.Errorf("8 GiB buffer: %v, %v", cfg, err)
 	}
 }

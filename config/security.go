@@ -40,12 +40,8 @@ func (c *Security) kafkaSecurity() (*tls.Config, sasl.Mechanism, error) {
 		return tlsCfg, nil, nil
 	}
 	password := c.SASLPassword
-	if c.SASLPasswordFile != "" {
-		b, err := os.ReadFile(c.SASLPasswordFile)
-		if err != nil {
-			return nil, nil, configError("SASL_PASSWORD_FILE", "%v", err)
-		}
-		password = strings.TrimRight(string(b), "\r\n")
+	if c.SASLPasswordFromFile != "" {
+		password = strings.TrimRight(c.SASLPasswordFromFile, "\r\n")
 	}
 	var mech sasl.Mechanism
 	switch strings.ToLower(c.SASLMechanism) {

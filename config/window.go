@@ -21,9 +21,9 @@ func (c *Config) WindowConfig() (window.Config, error) {
 	switch wc.Mode {
 	case "set", "session":
 	case "count":
-		wc.Size, wc.Hop, err = c.sizeHop(parseCount)
+		wc.Size, wc.Hop, err = c.sizeHop(true)
 	case "time":
-		wc.Size, wc.Hop, err = c.sizeHop(parseDuration)
+		wc.Size, wc.Hop, err = c.sizeHop(false)
 	default:
 		return wc, configError("WINDOW", "%q: want set, count, time or session", c.Window)
 	}
@@ -42,41 +42,28 @@ func (c *Config) WindowConfig() (window.Config, error) {
 	return wc, nil
 }
 
-// sizeHop parses WINDOW_SIZE (required) and WINDOW_HOP (optional) with parse.
-func (c *Config) sizeHop(parse func(name, v string, required bool) (int64, error)) (size, hop int64, err error) {
-	if size, err = parse("WINDOW_SIZE", c.WindowSize, true); err != nil {
+// sizeHop parses WINDOW_SIZE (required) and WINDOW_HOP (optional): a number of points when
+// count is true, else a duration of at least 1 ms (in milliseconds).
+func (c *Config) sizeHop(count bool) (size, hop int64, err error) {
+	parse := func(name, v string) (int64, error) {
+		n, err := strconv.ParseInt(v, 10, 64)
+		want := "a positive number of points"
+		if !count {
+			var d time.Duration
+			d, err = time.ParseDuration(v)
+			n, want = d.Milliseconds(), "a duration of at least 1ms, such as 10s"
+		}
+		if v == "" && name == "WINDOW_SIZE" {
+			return 0, configError(name, "required for DISTFEAT_WINDOW=%s (%s)", c.Window, want)
+		}
+		if v != "" && (err != nil || n <= 0) {
+			return 0, configError(name, "%q: want %s", v, want)
+		}
+		return n, nil
+	}
+	if size, err = parse("WINDOW_SIZE", c.WindowSize); err != nil {
 		return 0, 0, err
 	}
-	if hop, err = parse("WINDOW_HOP", c.WindowHop, false); err != nil {
-		return 0, 0, err
-	}
-	return size, hop, nil
-}
-
-func parseCount(name, v string, required bool) (int64, error) {
-	if v == "" {
-		if required {
-			return 0, configError(name, "required for DISTFEAT_WINDOW=count (a number of points)")
-		}
-		return 0, nil
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n <= 0 {
-		return 0, configError(name, "%q: want a positive number of points", v)
-	}
-	return n, nil
-}
-
-func parseDuration(name, v string, required bool) (int64, error) {
-	if v == "" {
-		if required {
-			return 0, configError(name, "required for DISTFEAT_WINDOW=time (a duration such as 10s)")
-		}
-		return 0, nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < time.Millisecond {
-		return 0, configError(name, "%q: want a duration of at least 1ms, such as 10s", v)
-	}
-	return d.Milliseconds(), nil
+	hop, err = parse("WINDOW_HOP", c.WindowHop)
+	return size, hop, err
 }

@@ -147,7 +147,7 @@ func (w *Worker) remedy(f outputFailure) string {
 	case snake(kafka.UnknownTopicOrPartition.Title()):
 		return fmt.Sprintf("topic %q does not exist: create it (DISTFEAT_OUTPUT_TOPIC=%s, DISTFEAT_DLQ_TOPIC=%s); nothing is lost meanwhile", f.topic, w.cfg.OutputTopic, w.cfg.DLQTopic)
 	case snake(kafka.TopicAuthorizationFailed.Title()), snake(kafka.ClusterAuthorizationFailed.Title()), snake(kafka.SASLAuthenticationFailed.Title()):
-		return fmt.Sprintf("the worker's principal may not write to %q: grant it Write (and Describe) on the topic", f.topic)
+		return fmt.Sprintf("principal User:%s may not write to topic %q: grant it Write (and Describe) on the topic; nothing is lost meanwhile", w.cfg.User, f.topic)
 	}
 	if f.kind == failPermanent {
 		return "the broker refuses the write; the partition waits until it is accepted"

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
+	"github.com/distfeat/distfeat/internal/kafkaconn"
 	"github.com/distfeat/distfeat/processor"
 )
 
@@ -120,17 +121,27 @@ func (p *partition) startReader(ctx context.Context) (<-chan kafka.Message, func
 	msgs := make(chan kafka.Message, fetchBatch)
 	go func() {
 		defer close(msgs)
+		defer w.fetchStalls.clear(p.id)
+		denied := false // the input is not readable: the worker is not ready
 		for {
 			m, err := reader.FetchMessage(ctx)
 			if err != nil {
 				if ctx.Err() != nil {
 					return
 				}
+				if aerr := kafkaconn.Authorization(err, w.cfg.User, "read", fmt.Sprintf("topic %q (DISTFEAT_INPUT_TOPIC)", w.cfg.InputTopic)); aerr != nil {
+					w.fetchStalls.set(p.id, "not authorised")
+					denied, err = true, aerr
+				}
 				w.log.Warn("fetch failed, retrying", "partition", p.id, "err", err)
 				if !sleep(ctx, 500*time.Millisecond) {
 					return
 				}
 				continue
+			}
+			if denied {
+				w.fetchStalls.clear(p.id)
+				denied = false
 			}
 			n := messageBytes(m)
 			if !p.queued.acquire(ctx, n) {

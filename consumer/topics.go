@@ -9,6 +9,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/kafkaconn"
 	"github.com/distfeat/distfeat/processor"
 	"github.com/distfeat/distfeat/schema"
 )
@@ -49,11 +50,16 @@ func (w *Worker) checkTopics(ctx context.Context) error {
 				}
 				if terr != nil && err == nil {
 					err = fmt.Errorf("topic %q: %w", v.topic, terr)
+					if aerr := kafkaconn.Authorization(terr, w.cfg.User, "describe", fmt.Sprintf("topic %q (%s)", v.topic, v.env)); aerr != nil {
+						err = aerr
+					}
 				}
 			}
 			if err == nil {
 				return nil
 			}
+		} else if err = w.classify(ctx, err, "describe", "the topics"); kafkaconn.Fatal(err) {
+			return fmt.Errorf("consumer: %w", err)
 		}
 		if ctx.Err() != nil {
 			return nil

@@ -26,6 +26,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/kafkaconn"
 	"github.com/distfeat/distfeat/internal/metrics"
 	"github.com/distfeat/distfeat/processor"
 	"github.com/distfeat/distfeat/schema"
@@ -91,6 +92,8 @@ type Config struct {
 	// and the offset client. Nil: plain TCP.
 	Dialer    *kafka.Dialer
 	Transport *kafka.Transport
+	// User is the SASL user, named in authentication and authorisation errors.
+	User string
 }
 
 func (c *Config) setDefaults() {
@@ -166,6 +169,7 @@ type Worker struct {
 	fail         context.CancelCauseFunc // stops Run with an error (set by Run before any partition starts)
 	stalls       stalls                  // partitions whose output is failing
 	markerStalls stalls                  // partitions whose idle-close markers cannot be written
+	fetchStalls  stalls                  // partitions whose input the worker may not read
 	unclean      unclean                 // partitions whose shutdown left output unacknowledged or uncommitted
 	running      sync.WaitGroup          // partition functions started in generations
 	settled      sync.WaitGroup          // partition functions that have not finished their own work yet
@@ -227,8 +231,8 @@ func NewWorker(cfg Config, emb *embedding.Embedder, out *schema.Output, m *metri
 func (w *Worker) Ready() bool { return w.NotReadyReason() == "" }
 
 // NotReadyReason is "" when the worker is ready, else why not: not a member of a consumer
-// group generation, or output failing on some partitions (a missing or unwritable topic, a
-// record over a size limit, a broker refusing writes). The worker recovers by itself once
+// group generation, output failing on some partitions (a missing or unwritable topic, a
+// record over a size limit, a broker refusing writes), or input the worker may not read. The worker recovers by itself once
 // output flows again; /readyz serves this text.
 func (w *Worker) NotReadyReason() string {
 	if !w.ready.Load() {
@@ -237,6 +241,9 @@ func (w *Worker) NotReadyReason() string {
 	if r := w.stalls.describe(); r != "" {
 		return r
 	}
+	if r := w.fetchStalls.describe(); r != "" {
+		return "input not readable on partition(s)" + strings.TrimPrefix(r, "output failing on partition(s)")
+	}
 	if r := w.markerStalls.describe(); r != "" {
 		return "idle-close markers (to the input topic) failing on partition(s)" + strings.TrimPrefix(r, "output failing on partition(s)")
 	}
@@ -244,7 +251,9 @@ func (w *Worker) NotReadyReason() string {
 }
 
 // Run consumes until ctx is cancelled, then stops fetching, flushes acknowledged output,
-// commits, leaves the group and returns nil. Broker outages are retried with back-off.
+// commits, leaves the group and returns nil. Broker outages and missing permissions are
+// retried with back-off (not ready meanwhile); a TLS or SASL authentication failure ends Run
+// with a *kafkaconn.Error naming the layer, since retrying cannot mend a configuration.
 // It returns an error wrapping ErrShutdownIncomplete when, on the stop, some partition's
 // output was not acknowledged or its position not committed within ShutdownTimeout (the
 // next owner replays from the last commit, so nothing is lost, but the stop was not clean).
@@ -299,6 +308,11 @@ func (w *Worker) Run(parent context.Context) (err error) {
 		}
 		if err != nil {
 			w.ready.Store(false)
+			if err = w.classify(ctx, err, "read (join)", fmt.Sprintf("group %q (DISTFEAT_GROUP)", w.cfg.Group)); kafkaconn.Fatal(err) {
+				// Stop any partition still running, as for a fatal partition error.
+				fail(&fatalError{fmt.Errorf("consumer: group %q: %w", w.cfg.Group, err)})
+				return fatalCause(ctx)
+			}
 			d := backoff.next()
 			w.log.Warn("consumer group: cannot join yet, retrying", "group", w.cfg.Group, "brokers", w.cfg.Brokers, "err", err, "retry_in", d)
 			if !sleep(ctx, d) {
@@ -442,6 +456,24 @@ func fatalCause(ctx context.Context) error {
 		return fe.err
 	}
 	return nil
+}
+
+// classify names a failed request's cause: an authorisation error as the principal, the
+// operation and the resource; any other error by a probe of the connection's layers (TCP,
+// TLS, SASL), which returns a fatal error for a TLS or authentication failure. Without a
+// finding it returns err.
+func (w *Worker) classify(ctx context.Context, err error, operation, resource string) error {
+	if aerr := kafkaconn.Authorization(err, w.cfg.User, operation, resource); aerr != nil {
+		return aerr
+	}
+	dialer := w.cfg.Dialer
+	if dialer == nil {
+		dialer = &kafka.Dialer{}
+	}
+	if perr := kafkaconn.Probe(ctx, kafkaconn.Target{Brokers: w.cfg.Brokers, Dialer: dialer, User: w.cfg.User}); perr != nil && ctx.Err() == nil {
+		return fmt.Errorf("%w (the request failed with: %v)", perr, err)
+	}
+	return err
 }
 
 // backoff is a capped exponential back-off.

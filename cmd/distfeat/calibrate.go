@@ -45,7 +45,7 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.IntVar(&f.opts.MaxPoints, "sample-points", calibrate.DefaultMaxPoints, "`points` per set in the exact mean-map kernels")
 	fs.Float64Var(&f.opts.Error, "error", calibrate.DefaultError, "target RMS error of one approximate kernel value (`ε`, e.g. 0.03)")
 	fs.Float64Var(&f.opts.TargetR2, "r2", calibrate.DefaultTargetR2, "R² of the approximate Gram matrix the feature counts aim for (`0..1`)")
-	dialer, transport, err := parseClientFlags(fs, args)
+	cc, err := parseClientFlags(fs, args)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if f.in != "" {
 		sets, f.dim, err = readCalibrationLines(f.in, f.dim, f.maxSets)
 	} else {
-		cc := clusterConn{brokers: strings.Split(f.brokers, ","), dialer: dialer, transport: transport}
+		cc.brokers = strings.Split(f.brokers, ",")
 		tctx, cancel := context.WithTimeout(ctx, f.topicTimeout)
 		sets, f.dim, err = readCalibrationTopic(tctx, cc, f.topic, f.dim, f.maxSets, stderr, prog)
 		cancel()
@@ -281,7 +281,7 @@ func readCalibrationTopic(ctx context.Context, cc clusterConn, topic string, dim
 			prog.update("read %d sets (%d ended) from %s", len(ts.order), ts.nEnd, topic)
 			return ts.nEnd < maxSets
 		}); err != nil {
-			return nil, 0, err
+			return nil, 0, cc.explain(ctx, err, "read", fmt.Sprintf("topic %q", topic))
 		}
 	}
 	if dim == 0 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -38,7 +39,13 @@ func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer
 		return err
 	}
 	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
+	var op *net.OpError
+	switch {
+	case errors.As(err, &op) && op.Op == "dial":
+		return fmt.Errorf("%s: TCP failure: nothing accepts connections there (is the worker running, and is --addr its DISTFEAT_METRICS_ADDR?): %w", url, err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%s: no answer within --timeout %s (the worker is stuck or the address is filtered): %w", url, *timeout, err)
+	case err != nil:
 		return fmt.Errorf("%s: %w", url, err)
 	}
 	defer resp.Body.Close()

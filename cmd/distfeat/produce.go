@@ -47,12 +47,13 @@ func runProduce(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.IntVar(&o.chunk, "chunk", 500, "points per record; a set spans several records, the last has end=true")
 	fs.StringVar(&o.in, "in", "", "JSON-lines `file` of input records (one set per line), - for stdin")
 	fs.StringVar(&o.out, "out", "", "write the sets as JSON lines to this `file` (- for stdout) instead of publishing")
-	_, transport, err := parseClientFlags(fs, args)
+	cc, err := parseClientFlags(fs, args)
 	if err != nil {
 		return err
 	}
-	o.transport = transport
+	o.transport = cc.transport
 	o.brokers = strings.Split(*brokers, ",")
+	cc.brokers = o.brokers
 	if (o.synthetic == "") == (o.in == "") {
 		return fmt.Errorf("give exactly one of --synthetic gmm or --in FILE")
 	}
@@ -93,7 +94,7 @@ func runProduce(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	start := time.Now()
 	records, points, err := publish(ctx, o, batches, newProgress(stderr, "produce"))
 	if err != nil {
-		return err
+		return cc.explain(ctx, err, "write", fmt.Sprintf("topic %q", o.topic))
 	}
 	el := time.Since(start)
 	fmt.Fprintf(stdout, "produced %d sets, %d records, %d points to %s in %s (%.0f points/s)\n",

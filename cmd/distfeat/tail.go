@@ -12,6 +12,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/distfeat/distfeat/internal/kafkaconn"
 	"github.com/distfeat/distfeat/schema"
 )
 
@@ -22,14 +23,15 @@ func runTail(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fromBeginning := fs.Bool("from-beginning", false, "start at the oldest record instead of new ones")
 	max := fs.Int("max", 0, "stop after N records (0: run until interrupted)")
 	idle := fs.Duration("idle-exit", 0, "stop after this long without records (0: never)")
-	dialer, transport, err := parseClientFlags(fs, args)
+	cc, err := parseClientFlags(fs, args)
 	if err != nil {
 		return err
 	}
+	cc.brokers = strings.Split(*brokers, ",")
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
 	n := 0
-	err = consumeFeatures(ctx, clusterConn{brokers: strings.Split(*brokers, ","), dialer: dialer, transport: transport}, *topic, *fromBeginning, *idle, func(m kafka.Message, recs []schema.FeatureRecord, cols []string) bool {
+	err = consumeFeatures(ctx, cc, *topic, *fromBeginning, *idle, func(m kafka.Message, recs []schema.FeatureRecord, cols []string) bool {
 		for _, r := range recs {
 			b, err := json.Marshal(schema.LineFromRecord(r, cols))
 			if err != nil {
@@ -60,6 +62,7 @@ func consumeFeatures(ctx context.Context, cc clusterConn, topic string, fromBegi
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	msgs := make(chan kafka.Message, 256)
+	errs := make(chan error, len(parts)) // a reader that gave up (not authorised to read, …)
 	var wg sync.WaitGroup
 	for _, p := range parts {
 		r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topic, Partition: p, Dialer: cc.dialer,
@@ -79,6 +82,9 @@ func consumeFeatures(ctx context.Context, cc clusterConn, topic string, fromBegi
 			for {
 				m, err := r.ReadMessage(ctx)
 				if err != nil {
+					if ctx.Err() == nil {
+						errs <- fmt.Errorf("partition %d: %w", p, err)
+					}
 					return
 				}
 				select {
@@ -101,6 +107,8 @@ func consumeFeatures(ctx context.Context, cc clusterConn, topic string, fromBegi
 			return nil
 		case <-timer:
 			return nil
+		case err := <-errs:
+			return fmt.Errorf("reading %q: %w", topic, cc.explain(ctx, err, "read", fmt.Sprintf("topic %q", topic)))
 		case m := <-msgs:
 			recs, cols, err := schema.DecodeFeatures(m.Value)
 			if err != nil {
@@ -121,6 +129,7 @@ type clusterConn struct {
 	brokers   []string
 	dialer    *kafka.Dialer
 	transport *kafka.Transport
+	user      string // the SASL user, named in authentication and authorisation errors
 }
 
 func plainConn(brokers []string) clusterConn { return clusterConn{brokers: brokers} }
@@ -133,13 +142,16 @@ func partitionsOf(ctx context.Context, cc clusterConn, topic string) ([]int, err
 	}
 	md, err := client.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
 	if err != nil {
-		return nil, fmt.Errorf("metadata for %q from %v: %w", topic, cc.brokers, err)
+		return nil, fmt.Errorf("metadata for %q from %v: %w", topic, cc.brokers, cc.explain(ctx, err, "describe", "the cluster"))
 	}
 	for _, t := range md.Topics {
 		if t.Name != topic {
 			continue
 		}
 		if t.Error != nil {
+			if aerr := kafkaconn.Authorization(t.Error, cc.user, "describe", fmt.Sprintf("topic %q", topic)); aerr != nil {
+				return nil, aerr
+			}
 			return nil, fmt.Errorf("topic %q: %w", topic, t.Error)
 		}
 		ids := make([]int, 0, len(t.Partitions))

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"runtime"
 	"time"
 
@@ -32,7 +31,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
-	cfg, err := config.FromLookup(config.Overlay(flags, os.LookupEnv))
+	cfg, err := config.FromEnv(flags.Over(config.Environ()))
 	if err != nil {
 		return err
 	}
@@ -71,7 +70,7 @@ func serveWorker(ctx context.Context, cfg *config.Config, log *slog.Logger, star
 		SessionTimeout: cfg.SessionTimeout, HeartbeatInterval: cfg.SessionTimeout / 10,
 		RebalanceTimeout: cfg.SessionTimeout, CommitInterval: cfg.CommitInterval,
 		ResetCheckpoints: cfg.ResetCheckpoints, AllowKeyless: cfg.AllowKeyless, MaxBufferBytes: int64(cfg.MaxBufferBytes),
-		Dialer: dialer, Transport: transport,
+		Dialer: dialer, Transport: transport, User: cfg.SASLUsername,
 	}, emb, schema.NewOutput(spec, emb.Columns()), m, log, window.SystemClock{})
 	if err != nil {
 		return err

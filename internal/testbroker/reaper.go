@@ -42,8 +42,7 @@ type reaper struct {
 const reapEvery = 100 * time.Millisecond
 
 // startReaper installs the observers on c and starts sweeping; stop it with close.
-func startReaper(c *kfake.Cluster, addrs []string, log *slog.Logger) *reaper {
-	tr := &kafka.Transport{DialTimeout: time.Second}
+func startReaper(c *kfake.Cluster, addrs []string, tr *kafka.Transport, log *slog.Logger) *reaper {
 	r := &reaper{
 		client:  &kafka.Client{Addr: kafka.TCP(addrs...), Transport: tr, Timeout: 2 * time.Second},
 		tr:      tr,

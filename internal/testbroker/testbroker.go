@@ -36,6 +36,9 @@
 //     group.initial.rebalance.delay.ms, completes a join as soon as all known members
 //     have rejoined, so group tests are fast.
 //   - kfake.ListenFn: kfake always listens on 127.0.0.1:<port>; ListenFn honours Options.Addr.
+//   - Options.TLS, Users and ACLs turn on kfake's TLS listener, SASL users (PLAIN,
+//     SCRAM-SHA-256/512) and ACL checks; the broker's own clients (start-up check, reaper)
+//     then log in as the first super user (auth.go).
 //   - Auto topic creation stays off (kfake's default), so topics must be seeded.
 //   - A reaper (reaper.go) enforces session timeouts kfake misses: a member that dies while
 //     waiting in JoinGroup can be left without a session timer and hold its partitions in
@@ -49,6 +52,7 @@ package testbroker
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
@@ -88,6 +92,22 @@ type Options struct {
 	// next Start with the same directory. Empty keeps everything in memory.
 	DataDir string
 
+	// TLS, when non-nil, makes the listener TLS with this configuration (NewCertificate).
+	TLS *tls.Config
+
+	// TLSClient is the TLS configuration of the broker's own clients (start-up check,
+	// reaper) when TLS is set; nil: no certificate verification and no client certificate
+	// (set it when TLS requires client certificates).
+	TLSClient *tls.Config
+
+	// Users, when non-empty, makes the broker require SASL authentication by these users;
+	// at least one must be a super user.
+	Users []User
+
+	// ACLs makes the broker check every request against the users' ACLs (super users
+	// bypass them). It needs Users.
+	ACLs bool
+
 	// Logger receives the broker's own log lines (at Debug for kfake's info/debug, Warn and
 	// Error otherwise). Nil discards them.
 	Logger *slog.Logger
@@ -96,6 +116,7 @@ type Options struct {
 // Broker is a running embedded single-node Kafka-protocol broker.
 type Broker struct {
 	cluster *kfake.Cluster
+	tr      *kafka.Transport // the broker's own clients' (TLS, first super user)
 	addrs   []string
 	topics  []string
 	reaper  *reaper
@@ -144,6 +165,11 @@ func Start(ctx context.Context, opts Options) (*Broker, error) {
 	if len(topics) > 0 {
 		kopts = append(kopts, kfake.SeedTopics(int32(parts), topics...))
 	}
+	akopts, tr, err := authOpts(opts)
+	if err != nil {
+		return nil, err
+	}
+	kopts = append(kopts, akopts...)
 	if opts.DataDir != "" {
 		kopts = append(kopts, kfake.DataDir(opts.DataDir))
 	}
@@ -154,21 +180,20 @@ func Start(ctx context.Context, opts Options) (*Broker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("testbroker: start kfake on %s: %w", addr, err)
 	}
-	b := &Broker{cluster: c, addrs: c.ListenAddrs(), topics: topics}
+	b := &Broker{cluster: c, tr: tr, addrs: c.ListenAddrs(), topics: topics}
 	if err := b.waitReady(ctx); err != nil {
 		c.Close()
 		return nil, err
 	}
-	b.reaper = startReaper(c, b.addrs, opts.Logger)
+	b.reaper = startReaper(c, b.addrs, tr, opts.Logger)
 	return b, nil
 }
 
 // waitReady polls metadata until every seeded topic is listed, so callers never race the
 // broker's start-up.
 func (b *Broker) waitReady(ctx context.Context) error {
-	tr := &kafka.Transport{DialTimeout: time.Second}
-	defer tr.CloseIdleConnections()
-	cl := &kafka.Client{Addr: kafka.TCP(b.addrs...), Transport: tr}
+	defer b.tr.CloseIdleConnections()
+	cl := &kafka.Client{Addr: kafka.TCP(b.addrs...), Transport: b.tr}
 	for {
 		err := metadataHasTopics(ctx, cl, b.topics)
 		if err == nil {

@@ -10,11 +10,11 @@ import (
 	"github.com/distfeat/distfeat/config"
 )
 
-var update = flag.Bool("update", false, "rewrite the README's configuration table from config.Variables")
+var update = flag.Bool("update", false, "rewrite docs/configuration.md's table from config.Variables")
 
 const (
-	readmePath  = "../docs/configuration.md"
-	tableBegin  = "<!-- configuration table: generated from config.Variables by `go test ./config -run TestREADMETable -update` -->\n"
+	docsPath    = "../docs/configuration.md"
+	tableBegin  = "<!-- configuration table: generated from config.Variables by `go test ./config -run TestConfigurationTable -update` -->\n"
 	tableFinish = "<!-- end of configuration table -->\n"
 )
 
@@ -33,17 +33,17 @@ func markdownTable() string {
 	return b.String()
 }
 
-// TestREADMETable: the README's configuration table is exactly the one config.Variables
+// TestConfigurationTable: docs/configuration.md's table is exactly the one config.Variables
 // describes, so names, defaults and meanings cannot drift from the code.
-func TestREADMETable(t *testing.T) {
-	b, err := os.ReadFile(readmePath)
+func TestConfigurationTable(t *testing.T) {
+	b, err := os.ReadFile(docsPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(b)
 	i, j := strings.Index(s, tableBegin), strings.Index(s, tableFinish)
 	if i < 0 || j < i {
-		t.Fatalf("%s: no %q … %q block", readmePath, strings.TrimSpace(tableBegin), strings.TrimSpace(tableFinish))
+		t.Fatalf("%s: no %q … %q block", docsPath, strings.TrimSpace(tableBegin), strings.TrimSpace(tableFinish))
 	}
 	want := markdownTable()
 	got := s[i+len(tableBegin) : j]
@@ -51,12 +51,12 @@ func TestREADMETable(t *testing.T) {
 		return
 	}
 	if *update {
-		if err := os.WriteFile(readmePath, []byte(s[:i+len(tableBegin)]+want+s[j:]), 0o644); err != nil {
+		if err := os.WriteFile(docsPath, []byte(s[:i+len(tableBegin)]+want+s[j:]), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
-	t.Errorf("the README's configuration table differs from config.Variables; run go test ./config -run TestREADMETable -update\ngot:\n%s\nwant:\n%s", got, want)
+	t.Errorf("docs/configuration.md's table differs from config.Variables; run go test ./config -run TestConfigurationTable -update\ngot:\n%s\nwant:\n%s", got, want)
 }
 
 // pipes escapes | for a GitHub table cell (also inside code spans).
