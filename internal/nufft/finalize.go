@@ -1,0 +1,179 @@
+package nufft
+
+import "math"
+
+// Work is the scratch space of Finalize; one per goroutine.
+type Work struct {
+	ar, ai []float64 // after the dimension-0 pass
+	br, bi []float64 // after the dimension-1 pass (d ≥ 2)
+	cr, ci []float64 // after the dimension-2 pass (d = 3)
+}
+
+// NewWork allocates the scratch space of Finalize.
+func (p *Plan) NewWork() *Work {
+	n := p.mcount[0]
+	for j := 1; j < p.d; j++ {
+		n *= p.nf[j]
+	}
+	wk := &Work{ar: make([]float64, n), ai: make([]float64, n)}
+	if p.d >= 2 {
+		m := p.mcount[0] * p.mcount[1]
+		if p.d == 3 {
+			m *= p.nf[2]
+		}
+		wk.br, wk.bi = make([]float64, m), make([]float64, m)
+	}
+	if p.d == 3 {
+		m := p.mcount[0] * p.mcount[1] * p.mcount[2]
+		wk.cr, wk.ci = make([]float64, m), make([]float64, m)
+	}
+	return wk
+}
+
+// Finalize writes the sums S_r = Σ_k exp(i ω_r·u_k) of the points spread into grid:
+// re[r] ≈ Σ_k cos ω_r·u_k and im[r] ≈ Σ_k sin ω_r·u_k (r < F). It does not change grid.
+func (p *Plan) Finalize(grid []int64, re, im []float64, wk *Work) {
+	if len(grid) != p.cells {
+		panic("nufft: grid length does not match the plan")
+	}
+	re, im = re[:p.f], im[:p.f]
+	// Dimension 0 (the flipped one): real grid → (mcount0 × rest) complex, as row updates.
+	inner := p.cells / p.nf[0]
+	nf0, m0 := p.nf[0], p.mcount[0]
+	ar, ai := wk.ar[:m0*inner], wk.ai[:m0*inner]
+	clear(ar)
+	clear(ai)
+	for l := 0; l < nf0; l++ {
+		src := grid[l*inner : (l+1)*inner]
+		for mi := 0; mi < m0; mi++ {
+			er, ei := p.er[0][mi*nf0+l], p.ei[0][mi*nf0+l]
+			dr, di := ar[mi*inner:(mi+1)*inner], ai[mi*inner:(mi+1)*inner]
+			for i, v := range src {
+				if v == 0 {
+					continue
+				}
+				x := float64(v)
+				dr[i] = math.FMA(er, x, dr[i])
+				di[i] = math.FMA(ei, x, di[i])
+			}
+		}
+	}
+	if p.d == 1 {
+		p.interp1(ar, ai, re, im)
+		return
+	}
+	// Dimension 1: for each dim-0 output and each dim-2 index, a complex DFT along dim 1.
+	nf1, m1 := p.nf[1], p.mcount[1]
+	rest := inner / nf1 // 1 for d = 2, nf2 for d = 3
+	br, bi := wk.br[:m0*m1*rest], wk.bi[:m0*m1*rest]
+	clear(br)
+	clear(bi)
+	for o := 0; o < m0; o++ {
+		for l := 0; l < nf1; l++ {
+			xr := ar[(o*nf1+l)*rest : (o*nf1+l+1)*rest]
+			xi := ai[(o*nf1+l)*rest : (o*nf1+l+1)*rest]
+			for mi := 0; mi < m1; mi++ {
+				er, ei := p.er[1][mi*nf1+l], p.ei[1][mi*nf1+l]
+				dr := br[(o*m1+mi)*rest : (o*m1+mi+1)*rest]
+				di := bi[(o*m1+mi)*rest : (o*m1+mi+1)*rest]
+				for i := range dr {
+					dr[i] = math.FMA(-ei, xi[i], math.FMA(er, xr[i], dr[i]))
+					di[i] = math.FMA(ei, xr[i], math.FMA(er, xi[i], di[i]))
+				}
+			}
+		}
+	}
+	if p.d == 2 {
+		p.interp2(br, bi, re, im)
+		return
+	}
+	// Dimension 2: dot products along the contiguous axis.
+	nf2, m2 := p.nf[2], p.mcount[2]
+	cr, ci := wk.cr[:m0*m1*m2], wk.ci[:m0*m1*m2]
+	for o := 0; o < m0*m1; o++ {
+		xr, xi := br[o*nf2:(o+1)*nf2], bi[o*nf2:(o+1)*nf2]
+		for mi := 0; mi < m2; mi++ {
+			er, ei := p.er[2][mi*nf2:(mi+1)*nf2], p.ei[2][mi*nf2:(mi+1)*nf2]
+			sr, si := 0.0, 0.0
+			for l := range er {
+				sr = math.FMA(-ei[l], xi[l], math.FMA(er[l], xr[l], sr))
+				si = math.FMA(ei[l], xr[l], math.FMA(er[l], xi[l], si))
+			}
+			cr[o*m2+mi], ci[o*m2+mi] = sr, si
+		}
+	}
+	p.interp3(cr, ci, re, im)
+}
+
+// emit applies target r's flip and output factor to the interpolated f.
+func (p *Plan) emit(r int, fr, fi float64, re, im []float64) {
+	if p.flip[r] {
+		fi = -fi
+	}
+	re[r] = math.FMA(p.fr[r], fr, -float64(p.fi[r]*fi))
+	im[r] = math.FMA(p.fr[r], fi, float64(p.fi[r]*fr))
+}
+
+func (p *Plan) interp1(gr, gi, re, im []float64) {
+	w := p.w
+	for r := 0; r < p.f; r++ {
+		s := int(p.start[r])
+		wt := p.wts[r*w : (r+1)*w]
+		sr, si := 0.0, 0.0
+		for a, v := range wt {
+			sr = math.FMA(v, gr[s+a], sr)
+			si = math.FMA(v, gi[s+a], si)
+		}
+		p.emit(r, sr, si, re, im)
+	}
+}
+
+func (p *Plan) interp2(gr, gi, re, im []float64) {
+	w, m1 := p.w, p.mcount[1]
+	for r := 0; r < p.f; r++ {
+		s0, s1 := int(p.start[2*r]), int(p.start[2*r+1])
+		w0 := p.wts[(2*r)*w : (2*r+1)*w]
+		w1 := p.wts[(2*r+1)*w : (2*r+2)*w]
+		sr, si := 0.0, 0.0
+		for a, va := range w0 {
+			rr := gr[(s0+a)*m1+s1 : (s0+a)*m1+s1+w]
+			ri := gi[(s0+a)*m1+s1 : (s0+a)*m1+s1+w]
+			tr, ti := 0.0, 0.0
+			for b, vb := range w1 {
+				tr = math.FMA(vb, rr[b], tr)
+				ti = math.FMA(vb, ri[b], ti)
+			}
+			sr = math.FMA(va, tr, sr)
+			si = math.FMA(va, ti, si)
+		}
+		p.emit(r, sr, si, re, im)
+	}
+}
+
+func (p *Plan) interp3(gr, gi, re, im []float64) {
+	w, m1, m2 := p.w, p.mcount[1], p.mcount[2]
+	for r := 0; r < p.f; r++ {
+		s0, s1, s2 := int(p.start[3*r]), int(p.start[3*r+1]), int(p.start[3*r+2])
+		w0 := p.wts[(3*r)*w : (3*r+1)*w]
+		w1 := p.wts[(3*r+1)*w : (3*r+2)*w]
+		w2 := p.wts[(3*r+2)*w : (3*r+3)*w]
+		sr, si := 0.0, 0.0
+		for a, va := range w0 {
+			ur, ui := 0.0, 0.0
+			for b, vb := range w1 {
+				base := ((s0+a)*m1+s1+b)*m2 + s2
+				rr, ri := gr[base:base+w], gi[base:base+w]
+				tr, ti := 0.0, 0.0
+				for c, vc := range w2 {
+					tr = math.FMA(vc, rr[c], tr)
+					ti = math.FMA(vc, ri[c], ti)
+				}
+				ur = math.FMA(vb, tr, ur)
+				ui = math.FMA(vb, ti, ui)
+			}
+			sr = math.FMA(va, ur, sr)
+			si = math.FMA(va, ui, si)
+		}
+		p.emit(r, sr, si, re, im)
+	}
+}

@@ -1,0 +1,79 @@
+package nufft
+
+import "math"
+
+// Spread adds the points pts (n×d, row-major, each coordinate in [0, 1]) to grid (GridLen
+// cells). A coordinate outside [0, 1] panics: the grid only has room for the unit cube's
+// kernels. The cells get the same integers whatever the order or grouping of the points.
+func (p *Plan) Spread(grid []int64, pts []float64) {
+	d := p.d
+	if len(grid) != p.cells {
+		panic("nufft: grid length does not match the plan")
+	}
+	var k [3][maxWidth]float64
+	var i0 [3]int
+	for off := 0; off+d <= len(pts); off += d {
+		for j := 0; j < d; j++ {
+			u := pts[off+j]
+			if !(u >= 0 && u <= 1) {
+				panic("nufft: point coordinate outside [0, 1]")
+			}
+			pos := float64(float64(u-0.5)*p.inv[j]) + float64(p.lhalf[j])
+			var t float64
+			i0[j], t = p.ker.position(pos)
+			p.ker.values(t, k[j][:])
+		}
+		switch d {
+		case 1:
+			spread1(grid[i0[0]:i0[0]+p.w], &k[0])
+		case 2:
+			spread2(grid, p.nf[1], i0[0], i0[1], p.w, &k[0], &k[1])
+		default:
+			spread3(grid, p.nf[1], p.nf[2], i0, p.w, &k)
+		}
+	}
+}
+
+// maxWidth bounds the kernel widths (Widths).
+const maxWidth = 10
+
+// term rounds a·b·2³² to the nearest integer (a·b ≤ 1): one fused multiply-add of the exact
+// product into the low mantissa bits of 1.5·2⁵².
+func term(a2p32, b float64) int64 {
+	return int64(math.Float64bits(math.FMA(a2p32, b, fixedMagic)) - fixedMagicBits)
+}
+
+func spread1(cells []int64, k *[maxWidth]float64) {
+	for a := range cells {
+		cells[a] += int64(math.Float64bits(math.FMA(k[a], fixedScale, fixedMagic)) - fixedMagicBits)
+	}
+}
+
+func spread2(grid []int64, n1, i0, i1, w int, k0, k1 *[maxWidth]float64) {
+	for a := 0; a < w; a++ {
+		s := float64(k0[a] * fixedScale) // exact: a power of two
+		row := grid[(i0+a)*n1+i1 : (i0+a)*n1+i1+w]
+		for b := range row {
+			row[b] += term(s, k1[b])
+		}
+	}
+}
+
+func spread3(grid []int64, n1, n2 int, i0 [3]int, w int, k *[3][maxWidth]float64) {
+	for a := 0; a < w; a++ {
+		for b := 0; b < w; b++ {
+			s := float64(float64(k[0][a]*k[1][b]) * fixedScale)
+			row := grid[((i0[0]+a)*n1+i0[1]+b)*n2+i0[2] : ((i0[0]+a)*n1+i0[1]+b)*n2+i0[2]+w]
+			for c := range row {
+				row[c] += term(s, k[2][c])
+			}
+		}
+	}
+}
+
+// Merge adds grid src into dst (the grids of two parts of one window).
+func Merge(dst, src []int64) {
+	for i, v := range src {
+		dst[i] += v
+	}
+}
