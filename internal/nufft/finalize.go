@@ -1,9 +1,8 @@
 package nufft
 
-import "math"
-
 // Work is the scratch space of Finalize; one per goroutine.
 type Work struct {
+	grid   []float64 // one dimension-0 slice of the grid, converted
 	ar, ai []float64 // after the dimension-0 pass
 	br, bi []float64 // after the dimension-1 pass (d ≥ 2)
 	cr, ci []float64 // after the dimension-2 pass (d = 3)
@@ -15,7 +14,7 @@ func (p *Plan) NewWork() *Work {
 	for j := 1; j < p.d; j++ {
 		n *= p.nf[j]
 	}
-	wk := &Work{ar: make([]float64, n), ai: make([]float64, n)}
+	wk := &Work{ar: make([]float64, n), ai: make([]float64, n), grid: make([]float64, p.cells/p.nf[0])}
 	if p.d >= 2 {
 		m := p.mcount[0] * p.mcount[1]
 		if p.d == 3 {
@@ -43,18 +42,18 @@ func (p *Plan) Finalize(grid []int64, re, im []float64, wk *Work) {
 	ar, ai := wk.ar[:m0*inner], wk.ai[:m0*inner]
 	clear(ar)
 	clear(ai)
+	src := wk.grid[:inner]
 	for l := 0; l < nf0; l++ {
-		src := grid[l*inner : (l+1)*inner]
+		for i, v := range grid[l*inner : (l+1)*inner] {
+			src[i] = float64(v)
+		}
 		for mi := 0; mi < m0; mi++ {
 			er, ei := p.er[0][mi*nf0+l], p.ei[0][mi*nf0+l]
 			dr, di := ar[mi*inner:(mi+1)*inner], ai[mi*inner:(mi+1)*inner]
-			for i, v := range src {
-				if v == 0 {
-					continue
-				}
-				x := float64(v)
-				dr[i] = math.FMA(er, x, dr[i])
-				di[i] = math.FMA(ei, x, di[i])
+			dr, di = dr[:len(src)], di[:len(src)]
+			for i, x := range src {
+				dr[i] = float64(er*x) + dr[i]
+				di[i] = float64(ei*x) + di[i]
 			}
 		}
 	}
@@ -62,7 +61,30 @@ func (p *Plan) Finalize(grid []int64, re, im []float64, wk *Work) {
 		p.interp1(ar, ai, re, im)
 		return
 	}
-	// Dimension 1: for each dim-0 output and each dim-2 index, a complex DFT along dim 1.
+	if p.d == 2 {
+		// Dimension 1 is contiguous: one complex dot product per output, with its four real
+		// parts in separate accumulators (independent chains).
+		nf1, m1 := p.nf[1], p.mcount[1]
+		br, bi := wk.br[:m0*m1], wk.bi[:m0*m1]
+		for o := 0; o < m0; o++ {
+			xr, xi := ar[o*nf1:(o+1)*nf1], ai[o*nf1:(o+1)*nf1]
+			for mi := 0; mi < m1; mi++ {
+				er, ei := p.er[1][mi*nf1:(mi+1)*nf1], p.ei[1][mi*nf1:(mi+1)*nf1]
+				er, ei, xi2 := er[:len(xr)], ei[:len(xr)], xi[:len(xr)]
+				var rr, ii, ri, ir float64
+				for l, x := range xr {
+					rr = float64(er[l]*x) + rr
+					ii = float64(ei[l]*xi2[l]) + ii
+					ri = float64(er[l]*xi2[l]) + ri
+					ir = float64(ei[l]*x) + ir
+				}
+				br[o*m1+mi], bi[o*m1+mi] = rr-ii, ri+ir
+			}
+		}
+		p.interp2(br, bi, re, im)
+		return
+	}
+	// d = 3. Dimension 1: for each dim-0 output and dim-2 index, a complex DFT along dim 1.
 	nf1, m1 := p.nf[1], p.mcount[1]
 	rest := inner / nf1 // 1 for d = 2, nf2 for d = 3
 	br, bi := wk.br[:m0*m1*rest], wk.bi[:m0*m1*rest]
@@ -77,15 +99,11 @@ func (p *Plan) Finalize(grid []int64, re, im []float64, wk *Work) {
 				dr := br[(o*m1+mi)*rest : (o*m1+mi+1)*rest]
 				di := bi[(o*m1+mi)*rest : (o*m1+mi+1)*rest]
 				for i := range dr {
-					dr[i] = math.FMA(-ei, xi[i], math.FMA(er, xr[i], dr[i]))
-					di[i] = math.FMA(ei, xr[i], math.FMA(er, xi[i], di[i]))
+					dr[i] = (float64(er*xr[i]) + dr[i]) - float64(ei*xi[i])
+					di[i] = (float64(er*xi[i]) + di[i]) + float64(ei*xr[i])
 				}
 			}
 		}
-	}
-	if p.d == 2 {
-		p.interp2(br, bi, re, im)
-		return
 	}
 	// Dimension 2: dot products along the contiguous axis.
 	nf2, m2 := p.nf[2], p.mcount[2]
@@ -96,8 +114,8 @@ func (p *Plan) Finalize(grid []int64, re, im []float64, wk *Work) {
 			er, ei := p.er[2][mi*nf2:(mi+1)*nf2], p.ei[2][mi*nf2:(mi+1)*nf2]
 			sr, si := 0.0, 0.0
 			for l := range er {
-				sr = math.FMA(-ei[l], xi[l], math.FMA(er[l], xr[l], sr))
-				si = math.FMA(ei[l], xr[l], math.FMA(er[l], xi[l], si))
+				sr = (float64(er[l]*xr[l]) + sr) - float64(ei[l]*xi[l])
+				si = (float64(er[l]*xi[l]) + si) + float64(ei[l]*xr[l])
 			}
 			cr[o*m2+mi], ci[o*m2+mi] = sr, si
 		}
@@ -110,8 +128,8 @@ func (p *Plan) emit(r int, fr, fi float64, re, im []float64) {
 	if p.flip[r] {
 		fi = -fi
 	}
-	re[r] = math.FMA(p.fr[r], fr, -float64(p.fi[r]*fi))
-	im[r] = math.FMA(p.fr[r], fi, float64(p.fi[r]*fr))
+	re[r] = float64(p.fr[r]*fr) - float64(p.fi[r]*fi)
+	im[r] = float64(p.fr[r]*fi) + float64(p.fi[r]*fr)
 }
 
 func (p *Plan) interp1(gr, gi, re, im []float64) {
@@ -121,8 +139,8 @@ func (p *Plan) interp1(gr, gi, re, im []float64) {
 		wt := p.wts[r*w : (r+1)*w]
 		sr, si := 0.0, 0.0
 		for a, v := range wt {
-			sr = math.FMA(v, gr[s+a], sr)
-			si = math.FMA(v, gi[s+a], si)
+			sr = float64(v*gr[s+a]) + sr
+			si = float64(v*gi[s+a]) + si
 		}
 		p.emit(r, sr, si, re, im)
 	}
@@ -140,11 +158,11 @@ func (p *Plan) interp2(gr, gi, re, im []float64) {
 			ri := gi[(s0+a)*m1+s1 : (s0+a)*m1+s1+w]
 			tr, ti := 0.0, 0.0
 			for b, vb := range w1 {
-				tr = math.FMA(vb, rr[b], tr)
-				ti = math.FMA(vb, ri[b], ti)
+				tr = float64(vb*rr[b]) + tr
+				ti = float64(vb*ri[b]) + ti
 			}
-			sr = math.FMA(va, tr, sr)
-			si = math.FMA(va, ti, si)
+			sr = float64(va*tr) + sr
+			si = float64(va*ti) + si
 		}
 		p.emit(r, sr, si, re, im)
 	}
@@ -165,14 +183,14 @@ func (p *Plan) interp3(gr, gi, re, im []float64) {
 				rr, ri := gr[base:base+w], gi[base:base+w]
 				tr, ti := 0.0, 0.0
 				for c, vc := range w2 {
-					tr = math.FMA(vc, rr[c], tr)
-					ti = math.FMA(vc, ri[c], ti)
+					tr = float64(vc*rr[c]) + tr
+					ti = float64(vc*ri[c]) + ti
 				}
-				ur = math.FMA(vb, tr, ur)
-				ui = math.FMA(vb, ti, ui)
+				ur = float64(vb*tr) + ur
+				ui = float64(vb*ti) + ui
 			}
-			sr = math.FMA(va, ur, sr)
-			si = math.FMA(va, ui, si)
+			sr = float64(va*ur) + sr
+			si = float64(va*ui) + si
 		}
 		p.emit(r, sr, si, re, im)
 	}

@@ -16,11 +16,14 @@ import (
 )
 
 // widths are the spreading widths with a committed kernel, and nc their coefficient counts
-// (polynomial degree nc−1): each piece is ≤ 2/w wide, so degree w+2 keeps the fit error
-// near 1e-11 or below (kernel_test checks it against the exponential directly).
+// (polynomial degree nc−1 = w−1). The fit error (≈2e-8 at w = 8, TestKernelFit) is far
+// below what matters: the transform used to deconvolve is the polynomial kernel's own, so
+// the fit only has to keep the spectrum concentrated, and the transform's error with degree
+// w−1 is that of degree w+2 (measured: max error 2.0e-7 either way at w = 8; degree w−3
+// loses a factor 7).
 var widths = []int{6, 7, 8, 9, 10}
 
-func nc(w int) int { return w + 3 }
+func nc(w int) int { return w }
 
 // fit returns the monomial coefficients (highest power first) of the degree-(n−1)
 // polynomial interpolating f at the n Chebyshev points of the first kind on [−1, 1].

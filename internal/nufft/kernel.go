@@ -29,8 +29,9 @@ func (k *kernelTable) values(t float64, out []float64) {
 	copy(out, k.coef[:w])
 	for j := 1; j < k.nc; j++ {
 		row := k.coef[j*w : j*w+w]
+		row = row[:len(out)]
 		for a := range out {
-			out[a] = math.FMA(out[a], t, row[a])
+			out[a] = float64(out[a]*t) + row[a]
 		}
 	}
 }
@@ -59,7 +60,7 @@ func (k *kernelTable) at(z float64) float64 {
 	t := u - float64(2*a) - 1
 	v := k.coef[a]
 	for j := 1; j < k.nc; j++ {
-		v = math.FMA(v, t, k.coef[j*k.w+a])
+		v = float64(v*t) + k.coef[j*k.w+a]
 	}
 	return v
 }
@@ -77,4 +78,22 @@ func (k *kernelTable) transform(xi float64, x, wt []float64, cos func(float64) f
 		}
 	}
 	return sum / float64(k.w)
+}
+
+// values8 is values for w = 8 (the default width) with the eight pieces in registers.
+func values8(coef []float64, t float64, out *[maxWidth]float64) {
+	c := coef[:64]
+	v0, v1, v2, v3, v4, v5, v6, v7 := c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]
+	for j := 8; j+8 <= len(c); j += 8 {
+		r := c[j : j+8 : j+8]
+		v0 = float64(v0*t) + r[0]
+		v1 = float64(v1*t) + r[1]
+		v2 = float64(v2*t) + r[2]
+		v3 = float64(v3*t) + r[3]
+		v4 = float64(v4*t) + r[4]
+		v5 = float64(v5*t) + r[5]
+		v6 = float64(v6*t) + r[6]
+		v7 = float64(v7*t) + r[7]
+	}
+	out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7] = v0, v1, v2, v3, v4, v5, v6, v7
 }

@@ -21,13 +21,21 @@ func (p *Plan) Spread(grid []int64, pts []float64) {
 			pos := float64(float64(u-0.5)*p.inv[j]) + float64(p.lhalf[j])
 			var t float64
 			i0[j], t = p.ker.position(pos)
-			p.ker.values(t, k[j][:])
+			if p.w == 8 {
+				values8(p.ker.coef, t, &k[j])
+			} else {
+				p.ker.values(t, k[j][:])
+			}
 		}
 		switch d {
 		case 1:
 			spread1(grid[i0[0]:i0[0]+p.w], &k[0])
 		case 2:
-			spread2(grid, p.nf[1], i0[0], i0[1], p.w, &k[0], &k[1])
+			if p.w == 8 {
+				spread2w8(grid, p.nf[1], i0[0], i0[1], &k[0], &k[1])
+			} else {
+				spread2(grid, p.nf[1], i0[0], i0[1], p.w, &k[0], &k[1])
+			}
 		default:
 			spread3(grid, p.nf[1], p.nf[2], i0, p.w, &k)
 		}
@@ -37,15 +45,16 @@ func (p *Plan) Spread(grid []int64, pts []float64) {
 // maxWidth bounds the kernel widths (Widths).
 const maxWidth = 10
 
-// term rounds a·b·2³² to the nearest integer (a·b ≤ 1): one fused multiply-add of the exact
-// product into the low mantissa bits of 1.5·2⁵².
+// term rounds a·b (a pre-scaled by 2³², |a·b| ≤ 2³²) to an integer: the product rounded to
+// float64, then added to 1.5·2⁵², which rounds it to the nearest integer in the low
+// mantissa bits (two explicitly rounded operations, the same on every architecture).
 func term(a2p32, b float64) int64 {
-	return int64(math.Float64bits(math.FMA(a2p32, b, fixedMagic)) - fixedMagicBits)
+	return int64(math.Float64bits(float64(a2p32*b)+fixedMagic) - fixedMagicBits)
 }
 
 func spread1(cells []int64, k *[maxWidth]float64) {
 	for a := range cells {
-		cells[a] += int64(math.Float64bits(math.FMA(k[a], fixedScale, fixedMagic)) - fixedMagicBits)
+		cells[a] += term(fixedScale, k[a])
 	}
 }
 
@@ -59,7 +68,36 @@ func spread2(grid []int64, n1, i0, i1, w int, k0, k1 *[maxWidth]float64) {
 	}
 }
 
+// spread2w8 is spread2 for w = 8, the row's eight cells unrolled.
+func spread2w8(grid []int64, n1, i0, i1 int, k0, k1 *[maxWidth]float64) {
+	b0, b1, b2, b3, b4, b5, b6, b7 := k1[0], k1[1], k1[2], k1[3], k1[4], k1[5], k1[6], k1[7]
+	for a := 0; a < 8; a++ {
+		s := float64(k0[a] * fixedScale)
+		base := (i0+a)*n1 + i1
+		row := grid[base : base+8 : base+8]
+		row[0] += term(s, b0)
+		row[1] += term(s, b1)
+		row[2] += term(s, b2)
+		row[3] += term(s, b3)
+		row[4] += term(s, b4)
+		row[5] += term(s, b5)
+		row[6] += term(s, b6)
+		row[7] += term(s, b7)
+	}
+}
+
 func spread3(grid []int64, n1, n2 int, i0 [3]int, w int, k *[3][maxWidth]float64) {
+	if w == 8 {
+		for a := 0; a < 8; a++ {
+			// The (a, b) rows of the cube are spread2w8's rows with k0[a] folded into k1.
+			var kk [maxWidth]float64
+			for b := 0; b < 8; b++ {
+				kk[b] = float64(k[0][a] * k[1][b])
+			}
+			spread2w8(grid[(i0[0]+a)*n1*n2:(i0[0]+a+1)*n1*n2], n2, i0[1], i0[2], &kk, &k[2])
+		}
+		return
+	}
 	for a := 0; a < w; a++ {
 		for b := 0; b < w; b++ {
 			s := float64(float64(k[0][a]*k[1][b]) * fixedScale)
