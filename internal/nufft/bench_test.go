@@ -68,3 +68,31 @@ func BenchmarkDirect(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkWindow is the amortised cost per point of a whole window: spreading n points
+// (one call, as a sketch's add receives them) plus the window's Finalize, reported as
+// cpu-ns/point (D = 1024, bandwidth 0.1).
+func BenchmarkWindow(b *testing.B) {
+	for _, d := range []int{1, 2, 3} {
+		rng := rand.New(rand.NewPCG(3, 4))
+		p, err := NewPlan(testFreqs(rng, 512, d, 0.1), d, Options{Sincos: testSincos})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, n := range []int{100, 500, 2500, 10000} {
+			b.Run(fmt.Sprintf("d=%d/n=%d", d, n), func(b *testing.B) {
+				pts := uniformPoints(rng, n, d)
+				grid := make([]int64, p.GridLen())
+				re, im := make([]float64, 512), make([]float64, 512)
+				wk := p.NewWork()
+				clk := startCPU(b)
+				for i := 0; i < b.N; i++ {
+					clear(grid)
+					p.Spread(grid, pts)
+					p.Finalize(grid, re, im, wk)
+				}
+				clk.stop(float64(n), "cpu-ns/point")
+			})
+		}
+	}
+}

@@ -89,6 +89,8 @@ type Plan struct {
 	wts    []float64
 	flip   []bool
 	fr, fi []float64
+	// simd: Spread may use the assembly kernels (set by NewPlan when the CPU has them).
+	simd bool
 }
 
 // NewPlan compiles the transform for the frequencies freqs (F×d, row-major: ω_r at
@@ -116,7 +118,7 @@ func NewPlan(freqs []float64, d int, opt Options) (*Plan, error) {
 			return nil, fmt.Errorf("nufft: frequency coordinate %d is %v (finite, |ω| ≤ 1e6 required)", i, v)
 		}
 	}
-	p := &Plan{d: d, f: len(freqs) / d, ker: &tab, w: w, cells: 1}
+	p := &Plan{d: d, f: len(freqs) / d, ker: &tab, w: w, cells: 1, simd: haveSIMD()}
 	cos := func(x float64) float64 { _, c := opt.Sincos(x); return c }
 	qx, qw := quadrature.GaussLegendreCos(quadNodes, cos)
 

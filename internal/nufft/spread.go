@@ -10,14 +10,26 @@ func (p *Plan) Spread(grid []int64, pts []float64) {
 	if len(grid) != p.cells {
 		panic("nufft: grid length does not match the plan")
 	}
+	pts = pts[:len(pts)/d*d]
+	for _, u := range pts {
+		if !(u >= 0 && u <= 1) {
+			panic("nufft: point coordinate outside [0, 1]")
+		}
+	}
+	if p.spreadSIMD(grid, pts) {
+		return
+	}
+	p.spreadGo(grid, pts)
+}
+
+// spreadGo is Spread's portable code (the reference the assembly kernels match bit for bit).
+func (p *Plan) spreadGo(grid []int64, pts []float64) {
+	d := p.d
 	var k [3][maxWidth]float64
 	var i0 [3]int
 	for off := 0; off+d <= len(pts); off += d {
 		for j := 0; j < d; j++ {
 			u := pts[off+j]
-			if !(u >= 0 && u <= 1) {
-				panic("nufft: point coordinate outside [0, 1]")
-			}
 			pos := float64(float64(u-0.5)*p.inv[j]) + float64(p.lhalf[j])
 			var t float64
 			i0[j], t = p.ker.position(pos)
