@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"math"
 	"sync"
+
+	"github.com/distfeat/distfeat/spec"
 )
 
 // Column is one output vector: a family's features, or an hdd family's `<name>_coef`.
@@ -40,7 +42,7 @@ var (
 // Embedder is a compiled spec: every family's random draws are made once, in New, and are
 // shared read-only by all sketches. It is safe for concurrent use; its sketches are not.
 type Embedder struct {
-	spec    *Spec
+	spec    *spec.Spec
 	id      string
 	dim     int
 	lo      []float64
@@ -71,12 +73,12 @@ func WithAddWorkers(n int) Option {
 
 // New validates spec and compiles it, configured by opts. The spec is copied: later changes
 // to it have no effect.
-func New(spec *Spec, opts ...Option) (*Embedder, error) {
-	if spec == nil {
-		return nil, &SpecError{Msg: "nil spec"}
+func New(sp *spec.Spec, opts ...Option) (*Embedder, error) {
+	if sp == nil {
+		return nil, &spec.SpecError{Msg: "nil spec"}
 	}
-	s := spec.clone()
-	if err := s.validate(nil); err != nil {
+	s := sp.Clone()
+	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	e := &Embedder{
@@ -110,20 +112,8 @@ func New(spec *Spec, opts ...Option) (*Embedder, error) {
 	return e, nil
 }
 
-// compileFamily compiles the spec's idx-th family of a validated spec.
-func compileFamily(s *Spec, idx int) (family, error) {
-	switch s.Families[idx].Kind {
-	case kindMMD:
-		return compileMMD(s, idx)
-	case kindL2:
-		return compileL2(s, idx)
-	default: // kindHDD: validation admits no other kind
-		return compileHDD(s, idx)
-	}
-}
-
 // Spec returns a copy of the resolved spec the embedder was compiled from.
-func (e *Embedder) Spec() *Spec { return e.spec.clone() }
+func (e *Embedder) Spec() *spec.Spec { return e.spec.Clone() }
 
 // Dim is the dimension of the points.
 func (e *Embedder) Dim() int { return e.dim }

@@ -15,8 +15,8 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/distfeat/distfeat/calibrate"
-	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // calibrateFlags are the calibrate command's settings.
@@ -55,9 +55,9 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if (f.in == "") == (f.topic == "") {
 		return usageError("give exactly one of --in FILE or --from-topic TOPIC")
 	}
-	var base *embedding.Spec
+	var base *spec.Spec
 	if f.specPath != "" {
-		if base, err = embedding.LoadSpec(f.specPath); err != nil {
+		if base, err = spec.LoadSpec(f.specPath); err != nil {
 			return err
 		}
 		if f.dim == 0 {

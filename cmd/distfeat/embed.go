@@ -15,6 +15,7 @@ import (
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/processor"
 	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/spec"
 	"github.com/distfeat/distfeat/window"
 )
 
@@ -43,7 +44,7 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *format != "jsonl" && *format != "arrow" {
 		return fmt.Errorf("--format %q: want jsonl or arrow", *format)
 	}
-	spec, err := embedding.LoadSpec(*specPath)
+	spec, err := spec.LoadSpec(*specPath)
 	if err != nil {
 		return err
 	}
@@ -98,7 +99,7 @@ type featureSink interface {
 	Close() error
 }
 
-func newFeatureSink(w io.Writer, format string, spec *embedding.Spec, emb *embedding.Embedder) (featureSink, error) {
+func newFeatureSink(w io.Writer, format string, spec *spec.Spec, emb *embedding.Embedder) (featureSink, error) {
 	out := schema.NewOutput(spec, emb.Columns())
 	if format == "arrow" {
 		return out.NewStreamWriter(w), nil
