@@ -1,5 +1,7 @@
 package nufft
 
+//go:generate go run ./genkernel
+
 import "math"
 
 // The spreading kernel is FINUFFT's "exponential of semicircle" φ(z) = exp(β(√(1−z²)−1))
@@ -7,7 +9,7 @@ import "math"
 // by a piecewise polynomial: the support is cut into w equal pieces, one per grid point the
 // kernel touches, and piece a is a polynomial P_a(t) of degree nc−1 in a local variable
 // t ∈ [−1, 1], z = (t + 1 + 2a − w)/w. The coefficients are committed literals
-// (kernel_coef.go, from gen_kernel.go), so the kernel is defined by them, not by the
+// (kernel_coef.go, from genkernel: go generate), so the kernel is defined by them, not by the
 // exponential: every architecture evaluates the same Horner scheme with explicit fused
 // multiply-adds and gets the same bits. The Fourier transform used for deconvolution is the
 // transform of this polynomial kernel (quadrature of the pieces), so the approximation of

@@ -229,3 +229,42 @@ func (p *Plan) GridShape() []int { return append([]int(nil), p.nf[:p.d]...) }
 // MaxPoints is the most points one grid may hold: every term is at most 2³² (a kernel
 // product ≤ 1), so int64 cells cannot overflow below 2³¹ points.
 const MaxPoints = 1 << 31
+
+// Cost-model constants (ns), fitted to BenchmarkSpread and BenchmarkFinalize on the
+// reference machine (AVX2 spreading kernel at d = 2). They are part of what `auto` decides
+// in embedding, so they are frozen: changing one changes which method an auto spec uses.
+const (
+	costPointBase = 10.0 // per point: positions and loop overhead
+	costPerCell   = 0.5  // per point and kernel cell (w^d cells)
+	costPerPair   = 0.33 // per window: per multiply-add pair of Finalize
+)
+
+// Cost is the plan's cost model: ns per point spread and ns per window finalised. Both are
+// pure functions of the plan's sizes (the same on every machine).
+func (p *Plan) Cost() (perPoint, perWindow float64) {
+	cells := 1
+	for j := 0; j < p.d; j++ {
+		cells *= p.w
+	}
+	perPoint = costPointBase + float64(costPerCell*float64(cells))
+	return perPoint, costPerPair * float64(p.finalizePairs())
+}
+
+// finalizePairs counts Finalize's multiply-add pairs: the pruned DFT passes and the
+// interpolation at every target.
+func (p *Plan) finalizePairs() int {
+	inner := p.cells / p.nf[0]
+	pairs := 2 * p.nf[0] * p.mcount[0] * inner // dimension 0, real input
+	switch p.d {
+	case 2:
+		pairs += 4 * p.mcount[0] * p.mcount[1] * p.nf[1]
+	case 3:
+		pairs += 4 * p.mcount[0] * p.nf[1] * p.mcount[1] * p.nf[2]
+		pairs += 4 * p.mcount[0] * p.mcount[1] * p.mcount[2] * p.nf[2]
+	}
+	interp := 2
+	for j := 0; j < p.d; j++ {
+		interp *= p.w
+	}
+	return pairs + p.f*interp
+}

@@ -69,7 +69,7 @@ func TestEmptyGrid(t *testing.T) {
 }
 
 // TestKernelFit: the committed polynomial pieces follow the exponential of semicircle they
-// were fitted to (gen_kernel.go) inside its support; a corrupted or mis-ordered table shows
+// were fitted to (genkernel) inside its support; a corrupted or mis-ordered table shows
 // up here as an O(1) error. Degree w−1 fits to about half the width's aliasing level
 // 10^(1−w) (4e-8 at w = 8); the bound is twice that level. The fit need not be tighter: the
 // deconvolution uses the pieces' own transform, and TestAccuracy measures the result.
@@ -149,23 +149,35 @@ func TestNewPlanErrors(t *testing.T) {
 	}
 }
 
-// TestSpreadRejectsOutside: a coordinate outside the unit cube (the grid's domain) panics
-// rather than writing out of the window state; callers clip points first.
-func TestSpreadRejectsOutside(t *testing.T) {
-	p, err := NewPlan([]float64{3, 1}, 2, Options{Sincos: testSincos})
+// TestSpreadClampsOutside: a coordinate outside the unit cube (the grid's domain) is
+// clamped into it, exactly as if the clamped point had been given; a NaN panics rather
+// than writing anywhere.
+func TestSpreadClampsOutside(t *testing.T) {
+	p, err := NewPlan([]float64{3, 1, -20, 7}, 2, Options{Sincos: testSincos})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, u := range [][]float64{{-1e-9, 0.5}, {0.5, 1.0000001}, {math.NaN(), 0}} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("Spread(%v) did not panic", u)
-				}
-			}()
-			p.Spread(make([]int64, p.GridLen()), u)
-		}()
+	for _, c := range []struct{ in, clamped []float64 }{
+		{[]float64{0.5, 0.5, -1e-9, 0.5}, []float64{0.5, 0.5, 0, 0.5}},
+		{[]float64{0.5, 1.0000001, 0.2, 7}, []float64{0.5, 1, 0.2, 1}},
+	} {
+		got, want := make([]int64, p.GridLen()), make([]int64, p.GridLen())
+		in := slices.Clone(c.in)
+		p.Spread(got, in)
+		p.Spread(want, c.clamped)
+		if !slices.Equal(got, want) {
+			t.Errorf("Spread(%v) differs from Spread(%v)", c.in, c.clamped)
+		}
+		if !slices.Equal(in, c.in) {
+			t.Errorf("Spread modified its input: %v", in)
+		}
 	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Spread with a NaN coordinate did not panic")
+		}
+	}()
+	p.Spread(make([]int64, p.GridLen()), []float64{math.NaN(), 0.5})
 }
 
 // gaussLegendreTest is the plan's per-piece quadrature rule.

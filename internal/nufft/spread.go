@@ -2,18 +2,20 @@ package nufft
 
 import "math"
 
-// Spread adds the points pts (n×d, row-major, each coordinate in [0, 1]) to grid (GridLen
-// cells). A coordinate outside [0, 1] panics: the grid only has room for the unit cube's
-// kernels. The cells get the same integers whatever the order or grouping of the points.
+// Spread adds the points pts (n×d, row-major, coordinates in [0, 1]) to grid (GridLen
+// cells). A coordinate outside [0, 1] is clamped into it (the grid only has room for the
+// unit cube's kernels); a NaN panics. The cells get the same integers whatever the order
+// or grouping of the points.
 func (p *Plan) Spread(grid []int64, pts []float64) {
 	d := p.d
 	if len(grid) != p.cells {
 		panic("nufft: grid length does not match the plan")
 	}
 	pts = pts[:len(pts)/d*d]
-	for _, u := range pts {
+	for i, u := range pts {
 		if !(u >= 0 && u <= 1) {
-			panic("nufft: point coordinate outside [0, 1]")
+			pts = clampPoints(pts, i)
+			break
 		}
 	}
 	if p.spreadSIMD(grid, pts) {
@@ -126,4 +128,21 @@ func Merge(dst, src []int64) {
 	for i, v := range src {
 		dst[i] += v
 	}
+}
+
+// clampPoints returns a copy of pts with every coordinate clamped into [0, 1], the first
+// outside one at index from; it panics on a NaN.
+func clampPoints(pts []float64, from int) []float64 {
+	c := append([]float64(nil), pts...)
+	for i := from; i < len(c); i++ {
+		switch u := c[i]; {
+		case u < 0:
+			c[i] = 0
+		case u > 1:
+			c[i] = 1
+		case u != u:
+			panic("nufft: NaN point coordinate")
+		}
+	}
+	return c
 }
