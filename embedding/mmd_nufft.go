@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/distfeat/distfeat/internal/numeric"
 	"github.com/distfeat/distfeat/internal/nufft"
+	"github.com/distfeat/distfeat/internal/numeric"
 	"github.com/distfeat/distfeat/spec"
 )
 
