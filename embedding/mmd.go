@@ -57,12 +57,13 @@ func compileMMD(sp *spec.Spec, idx int) (*mmdFamily, error) {
 		scale:    math.Sqrt(2 / float64(f.Features)),
 		path:     numeric.MMDBestPath(),
 	}
-	rng := NewRNG(sp.Seed, f.Name)
+	draws := make([]float64, half*d)
+	NewRNG(sp.Seed, f.Name).NormalFill(draws) // rng.Normal's draws in order r, j
 	maxTheta := 0.0
 	for r := 0; r < half; r++ {
 		sum := 0.0
 		for j := 0; j < d; j++ {
-			w := rng.Normal() / f.Bandwidth
+			w := draws[r*d+j] / f.Bandwidth
 			m.omega[j*hp+r] = w
 			sum += math.Abs(w)
 		}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/distfeat/distfeat/internal/benchclock"
 )
 
 // BenchmarkSpread is the per-point cost: ns/op is one point's kernel evaluation and its w^d
@@ -19,12 +21,12 @@ func BenchmarkSpread(b *testing.B) {
 			}
 			pts := testPoints(rng, 4096, d)
 			grid := make([]int64, p.GridLen())
-			clk := startCPU(b)
+			clk := benchclock.Start(b)
 			for i := 0; i < b.N; i++ {
 				k := i % 4096 * d
 				p.Spread(grid, pts[k:k+d])
 			}
-			clk.stop(0, "")
+			clk.Stop(0, "")
 		})
 	}
 }
@@ -43,11 +45,11 @@ func BenchmarkFinalize(b *testing.B) {
 			p.Spread(grid, testPoints(rng, 2500, d))
 			re, im := make([]float64, 512), make([]float64, 512)
 			wk := p.NewWork()
-			clk := startCPU(b)
+			clk := benchclock.Start(b)
 			for i := 0; i < b.N; i++ {
 				p.Finalize(grid, re, im, wk)
 			}
-			clk.stop(0, "")
+			clk.Stop(0, "")
 		})
 	}
 }
@@ -85,13 +87,13 @@ func BenchmarkWindow(b *testing.B) {
 				grid := make([]int64, p.GridLen())
 				re, im := make([]float64, 512), make([]float64, 512)
 				wk := p.NewWork()
-				clk := startCPU(b)
+				clk := benchclock.Start(b)
 				for i := 0; i < b.N; i++ {
 					clear(grid)
 					p.Spread(grid, pts)
 					p.Finalize(grid, re, im, wk)
 				}
-				clk.stop(float64(n), "cpu-ns/point")
+				clk.Stop(float64(n), "cpu-ns/point")
 			})
 		}
 	}
