@@ -155,6 +155,16 @@ func (s *mmdSketch) meanEmbedding(zbar []float64, fn float64) {
 // finalizeBatch is finalize for many windows; with the rbf stage, the non-empty windows'
 // z̄ go through one batched RFF pass.
 func (m *mmdFamily) finalizeBatch(ns []int64, parts []familySketch, outs [][][]float32, workers int) {
+	if m.nufft != nil && m.rbf == nil {
+		// Each window's transform is independent (≈ 0.1 ms at D = 1024, d = 2): windows in
+		// parallel, the same bits for any workers.
+		parallelRanges(workers, len(parts), func(_, lo, hi int) {
+			for k := lo; k < hi; k++ {
+				parts[k].finalize(ns[k], outs[k])
+			}
+		})
+		return
+	}
 	finalizeStageBatch(m.rbf, ns, parts, outs, workers, func(p familySketch, zbar []float64, fn float64) {
 		p.(interface{ meanEmbedding([]float64, float64) }).meanEmbedding(zbar, fn)
 	})
