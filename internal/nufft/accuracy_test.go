@@ -80,7 +80,7 @@ func maxErr(p *Plan, freqs, pts []float64) float64 {
 // uses it: max_r |S_r − Σ_k e^{iω_r·u_k}| / n, the error of a mean embedding on the scale of
 // its features. Bound: the requirement 1e-6 for the default width. The two kernel
 // stages each alias about 10^(1−w) (FINUFFT's rule for σ = 2; 1e-7 at w = 8) and measured
-// errors stay below 2.5e-7 over these bandwidths (0.03 … 3: frequencies up to ~110 and down
+// errors stay below 4.5e-7 over these bandwidths (0.03 … 3: frequencies up to ~110 and down
 // to the minimum grid) and point sets (spread, clustered, coincident, on the cube's faces).
 // The coincident sets are the worst case for the error relative to n: nothing cancels.
 func TestAccuracy(t *testing.T) {
