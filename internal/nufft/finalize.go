@@ -15,11 +15,13 @@ func (p *Plan) NewWork() *Work {
 		n *= p.nf[j]
 	}
 	wk := &Work{ar: make([]float64, n), ai: make([]float64, n), grid: make([]float64, p.cells/p.nf[0])}
-	if p.d >= 2 {
+	if p.d == 2 {
+		m := p.mcount[0] * p.m1p
+		wk.br, wk.bi = make([]float64, m), make([]float64, m)
+	}
+	if p.d == 3 {
 		m := p.mcount[0] * p.mcount[1]
-		if p.d == 3 {
-			m *= p.nf[2]
-		}
+		m *= p.nf[2]
 		wk.br, wk.bi = make([]float64, m), make([]float64, m)
 	}
 	if p.d == 3 {
@@ -36,6 +38,10 @@ func (p *Plan) Finalize(grid []int64, re, im []float64, wk *Work) {
 		panic("nufft: grid length does not match the plan")
 	}
 	re, im = re[:p.f], im[:p.f]
+	if p.d == 2 {
+		p.finalize2(grid, re, im, wk)
+		return
+	}
 	// Dimension 0 (the flipped one): real grid → (mcount0 × rest) complex, as row updates.
 	inner := p.cells / p.nf[0]
 	nf0, m0 := p.nf[0], p.mcount[0]
@@ -59,29 +65,6 @@ func (p *Plan) Finalize(grid []int64, re, im []float64, wk *Work) {
 	}
 	if p.d == 1 {
 		p.interp1(ar, ai, re, im)
-		return
-	}
-	if p.d == 2 {
-		// Dimension 1 is contiguous: one complex dot product per output, with its four real
-		// parts in separate accumulators (independent chains).
-		nf1, m1 := p.nf[1], p.mcount[1]
-		br, bi := wk.br[:m0*m1], wk.bi[:m0*m1]
-		for o := 0; o < m0; o++ {
-			xr, xi := ar[o*nf1:(o+1)*nf1], ai[o*nf1:(o+1)*nf1]
-			for mi := 0; mi < m1; mi++ {
-				er, ei := p.er[1][mi*nf1:(mi+1)*nf1], p.ei[1][mi*nf1:(mi+1)*nf1]
-				er, ei, xi2 := er[:len(xr)], ei[:len(xr)], xi[:len(xr)]
-				var rr, ii, ri, ir float64
-				for l, x := range xr {
-					rr = float64(er[l]*x) + rr
-					ii = float64(ei[l]*xi2[l]) + ii
-					ri = float64(er[l]*xi2[l]) + ri
-					ir = float64(ei[l]*x) + ir
-				}
-				br[o*m1+mi], bi[o*m1+mi] = rr-ii, ri+ir
-			}
-		}
-		p.interp2(br, bi, re, im)
 		return
 	}
 	// d = 3. Dimension 1: for each dim-0 output and dim-2 index, a complex DFT along dim 1.
@@ -123,6 +106,60 @@ func (p *Plan) Finalize(grid []int64, re, im []float64, wk *Work) {
 	p.interp3(cr, ci, re, im)
 }
 
+// finalize2 is Finalize for d = 2, in the layouts of the vector kernels (finalize_amd64.s):
+// dimension 0 as row updates over the grid's rows (axpy over the contiguous dimension-1
+// index), dimension 1 as dot products computed for four outputs at a time (each output's
+// sum still runs over l in order, so the vector and scalar code agree bit for bit).
+func (p *Plan) finalize2(grid []int64, re, im []float64, wk *Work) {
+	nf0, nf1, m0, m1p := p.nf[0], p.nf[1], p.mcount[0], p.m1p
+	ar, ai := wk.ar[:m0*nf1], wk.ai[:m0*nf1]
+	clear(ar)
+	clear(ai)
+	src := wk.grid[:nf1]
+	for l := 0; l < nf0; l++ {
+		for i, v := range grid[l*nf1 : (l+1)*nf1] {
+			src[i] = float64(v)
+		}
+		p.rowUpdates(src, p.e0t[l*2*m0:(l+1)*2*m0], ar, ai)
+	}
+	br, bi := wk.br[:m0*m1p], wk.bi[:m0*m1p]
+	for o := 0; o < m0; o++ {
+		p.dotColumns(ar[o*nf1:(o+1)*nf1], ai[o*nf1:(o+1)*nf1], br[o*m1p:(o+1)*m1p], bi[o*m1p:(o+1)*m1p])
+	}
+	p.interp2(br, bi, re, im)
+}
+
+// rowUpdatesGo: for every output mi, ar[mi][:] += e[mi]·src and ai[mi][:] += e[m0+mi]·src
+// (e = one row of e0t), each product rounded before its sum.
+func rowUpdatesGo(src, e, ar, ai []float64) {
+	n, m0 := len(src), len(e)/2
+	for mi := 0; mi < m0; mi++ {
+		er, ei := e[mi], e[m0+mi]
+		dr, di := ar[mi*n:(mi+1)*n], ai[mi*n:(mi+1)*n]
+		dr, di = dr[:n], di[:n]
+		for i, x := range src {
+			dr[i] = float64(er*x) + dr[i]
+			di[i] = float64(ei*x) + di[i]
+		}
+	}
+}
+
+// dotColumnsGo writes the complex dot products of (xr, xi) with every column mi < m1p of
+// e1t: br[mi] = Σ_l Er·xr − Σ_l Ei·xi, bi[mi] = Σ_l Er·xi + Σ_l Ei·xr, each sum in l order.
+func dotColumnsGo(xr, xi, e1t []float64, m1p int, br, bi []float64) {
+	for mi := 0; mi < m1p; mi++ {
+		var rr, ii, ri, ir float64
+		for l, x := range xr {
+			er, ei := e1t[l*2*m1p+mi], e1t[l*2*m1p+m1p+mi]
+			rr = float64(er*x) + rr
+			ii = float64(ei*xi[l]) + ii
+			ri = float64(er*xi[l]) + ri
+			ir = float64(ei*x) + ir
+		}
+		br[mi], bi[mi] = rr-ii, ri+ir
+	}
+}
+
 // emit applies target r's flip and output factor to the interpolated f.
 func (p *Plan) emit(r int, fr, fi float64, re, im []float64) {
 	if p.flip[r] {
@@ -147,7 +184,7 @@ func (p *Plan) interp1(gr, gi, re, im []float64) {
 }
 
 func (p *Plan) interp2(gr, gi, re, im []float64) {
-	w, m1 := p.w, p.mcount[1]
+	w, m1 := p.w, p.m1p
 	for r := 0; r < p.f; r++ {
 		s0, s1 := int(p.start[2*r]), int(p.start[2*r+1])
 		w0 := p.wts[(2*r)*w : (2*r+1)*w]

@@ -89,8 +89,14 @@ type Plan struct {
 	wts    []float64
 	flip   []bool
 	fr, fi []float64
-	// simd: Spread may use the assembly kernels (set by NewPlan when the CPU has them).
+	// simd: Spread and Finalize may use the assembly kernels (set by NewPlan when the CPU
+	// has them).
 	simd bool
+	// d = 2 only, the layouts of Finalize's vector loops: e0t = E₀ transposed (nf0 × m0,
+	// re then im interleaved per row: [re m0 | im m0]), e1t = E₁ transposed with m1p =
+	// m1 rounded up to 4 columns (zeros beyond m1), [re m1p | im m1p] per row.
+	e0t, e1t []float64
+	m1p     int
 }
 
 // NewPlan compiles the transform for the frequencies freqs (F×d, row-major: ω_r at
@@ -195,6 +201,10 @@ func NewPlan(freqs []float64, d int, opt Options) (*Plan, error) {
 		}
 	}
 
+	if d == 2 {
+		p.transposeForD2()
+	}
+
 	// Output factors: e^{iω·½}·Π_j Δ_j/ψ̂₁(ω_j)·2⁻³², ψ̂₁(ω) = α·Φ(αω), α = wΔ/2, so
 	// Δ/ψ̂₁ = 2/(w·Φ(αω)).
 	for r := 0; r < p.f; r++ {
@@ -267,4 +277,25 @@ func (p *Plan) finalizePairs() int {
 		interp *= p.w
 	}
 	return pairs + p.f*interp
+}
+
+// transposeForD2 builds e0t and e1t from er/ei (d = 2).
+func (p *Plan) transposeForD2() {
+	nf0, m0 := p.nf[0], p.mcount[0]
+	p.e0t = make([]float64, nf0*2*m0)
+	for l := 0; l < nf0; l++ {
+		for mi := 0; mi < m0; mi++ {
+			p.e0t[l*2*m0+mi] = p.er[0][mi*nf0+l]
+			p.e0t[l*2*m0+m0+mi] = p.ei[0][mi*nf0+l]
+		}
+	}
+	nf1, m1 := p.nf[1], p.mcount[1]
+	p.m1p = (m1 + 3) &^ 3
+	p.e1t = make([]float64, nf1*2*p.m1p)
+	for l := 0; l < nf1; l++ {
+		for mi := 0; mi < m1; mi++ {
+			p.e1t[l*2*p.m1p+mi] = p.er[1][mi*nf1+l]
+			p.e1t[l*2*p.m1p+p.m1p+mi] = p.ei[1][mi*nf1+l]
+		}
+	}
 }

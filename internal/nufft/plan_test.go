@@ -210,3 +210,27 @@ func TestSpreadSIMDBitIdentical(t *testing.T) {
 		}
 	}
 }
+
+// TestFinalizeSIMDBitIdentical: the d = 2 transform's assembly kernels (row updates, dot
+// products four and eight columns at a time) give the portable code's bits, for grids of
+// several shapes (column counts that are and are not multiples of 4 and 8).
+func TestFinalizeSIMDBitIdentical(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, bw := range []float64{0.03, 0.1, 0.3, 2} {
+		p, err := NewPlan(testFreqs(rng, 200, 2, bw), 2, Options{Sincos: testSincos})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !p.simd {
+			t.Skip("skipping: no assembly kernel on this machine/build (purego, non-amd64 or no AVX2); the portable code is all there is")
+		}
+		grid := make([]int64, p.GridLen())
+		p.Spread(grid, testPoints(rng, 700, 2))
+		simd := sums(p, grid)
+		scalar := *p
+		scalar.simd = false
+		if got := sums(&scalar, grid); !slices.Equal(got, simd) {
+			t.Errorf("bandwidth %v (m1 = %d): assembly and portable sums differ", bw, p.mcount[1])
+		}
+	}
+}

@@ -24,3 +24,37 @@ func (p *Plan) spreadSIMD(grid []int64, pts []float64) bool {
 	spread2w8AVX2(&grid[0], p.nf[1], &pts[0], len(pts)/2, &p.ker.coef[0], &par)
 	return true
 }
+
+// rowUpdatesAVX2 is rowUpdatesGo (finalize_amd64.s); n ≥ 1, m0 ≥ 1, e holds 2·m0 values,
+// ar and ai m0·n.
+//
+//go:noescape
+func rowUpdatesAVX2(src *float64, n int, e *float64, m0 int, ar, ai *float64)
+
+// dotColumnsAVX2 is dotColumnsGo (finalize_amd64.s); n ≥ 1, m1p a positive multiple of 4,
+// e1t holds n·2·m1p values, br and bi m1p.
+//
+//go:noescape
+func dotColumnsAVX2(xr, xi *float64, n int, e1t *float64, m1p int, br, bi *float64)
+
+// rowUpdates runs rowUpdatesGo, on the assembly kernel when the plan may use it.
+func (p *Plan) rowUpdates(src, e, ar, ai []float64) {
+	m0, n := len(e)/2, len(src)
+	if !p.simd || n == 0 || m0 == 0 {
+		rowUpdatesGo(src, e, ar, ai)
+		return
+	}
+	_, _ = ar[m0*n-1], ai[m0*n-1]
+	rowUpdatesAVX2(&src[0], n, &e[0], m0, &ar[0], &ai[0])
+}
+
+// dotColumns runs dotColumnsGo, on the assembly kernel when the plan may use it.
+func (p *Plan) dotColumns(xr, xi, br, bi []float64) {
+	n := len(xr)
+	if !p.simd || n == 0 {
+		dotColumnsGo(xr, xi, p.e1t, p.m1p, br, bi)
+		return
+	}
+	_, _, _ = xi[n-1], br[p.m1p-1], bi[p.m1p-1]
+	dotColumnsAVX2(&xr[0], &xi[0], n, &p.e1t[0], p.m1p, &br[0], &bi[0])
+}

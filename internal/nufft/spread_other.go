@@ -7,3 +7,9 @@ func haveSIMD() bool { return false }
 
 // spreadSIMD does nothing off amd64: Spread's Go code gives the same bits.
 func (p *Plan) spreadSIMD([]int64, []float64) bool { return false }
+
+// rowUpdates is rowUpdatesGo off amd64.
+func (p *Plan) rowUpdates(src, e, ar, ai []float64) { rowUpdatesGo(src, e, ar, ai) }
+
+// dotColumns is dotColumnsGo off amd64.
+func (p *Plan) dotColumns(xr, xi, br, bi []float64) { dotColumnsGo(xr, xi, p.e1t, p.m1p, br, bi) }

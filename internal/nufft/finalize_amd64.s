@@ -1,0 +1,164 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func rowUpdatesAVX2(src *float64, n int, e *float64, m0 int, ar, ai *float64)
+//
+// rowUpdatesGo (finalize.go): for mi < m0, ar[mi·n+i] = e[mi]·src[i] + ar[mi·n+i] and
+// ai[mi·n+i] = e[m0+mi]·src[i] + ai[mi·n+i], each product rounded before its sum; four i
+// at a time, the last n mod 4 one at a time (VEX scalar forms, the same roundings).
+TEXT ·rowUpdatesAVX2(SB), NOSPLIT, $0-48
+	MOVQ src+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ e+16(FP), DX
+	MOVQ m0+24(FP), R8
+	MOVQ ar+32(FP), DI
+	MOVQ ai+40(FP), R9
+	LEAQ (DX)(R8*8), R10 // e + m0: the imaginary parts
+	XORQ R11, R11        // mi
+
+row:
+	VBROADCASTSD (DX)(R11*8), Y0  // er
+	VBROADCASTSD (R10)(R11*8), Y1 // ei
+	XORQ AX, AX                   // i
+	MOVQ CX, BX
+	ANDQ $-4, BX // n rounded down to 4
+
+quad:
+	CMPQ AX, BX
+	JGE  tail
+	VMOVUPD (SI)(AX*8), Y2
+	VMULPD  Y0, Y2, Y3
+	VADDPD  (DI)(AX*8), Y3, Y3
+	VMOVUPD Y3, (DI)(AX*8)
+	VMULPD  Y1, Y2, Y4
+	VADDPD  (R9)(AX*8), Y4, Y4
+	VMOVUPD Y4, (R9)(AX*8)
+	ADDQ    $4, AX
+	JMP     quad
+
+tail:
+	CMPQ   AX, CX
+	JGE    next
+	VMOVSD (SI)(AX*8), X2
+	VMULSD X0, X2, X3
+	VADDSD (DI)(AX*8), X3, X3
+	VMOVSD X3, (DI)(AX*8)
+	VMULSD X1, X2, X4
+	VADDSD (R9)(AX*8), X4, X4
+	VMOVSD X4, (R9)(AX*8)
+	INCQ   AX
+	JMP    tail
+
+next:
+	LEAQ (DI)(CX*8), DI
+	LEAQ (R9)(CX*8), R9
+	INCQ R11
+	CMPQ R11, R8
+	JLT  row
+	VZEROUPPER
+	RET
+
+// ACC(E, X, ACC): ACC = E·X + ACC, the product rounded first (Y15 is scratch).
+#define ACC(E, X, A) \
+	VMULPD E, X, Y15 \
+	VADDPD A, Y15, A
+
+// func dotColumnsAVX2(xr, xi *float64, n int, e1t *float64, m1p int, br, bi *float64)
+//
+// dotColumnsGo (finalize.go) for m1p a positive multiple of 4: eight columns at a time
+// (then four), each column's four sums accumulated over l in order in its own lane.
+TEXT ·dotColumnsAVX2(SB), NOSPLIT, $0-56
+	MOVQ xr+0(FP), SI
+	MOVQ xi+8(FP), R12
+	MOVQ n+16(FP), CX
+	MOVQ e1t+24(FP), DX
+	MOVQ m1p+32(FP), R8
+	MOVQ br+40(FP), DI
+	MOVQ bi+48(FP), R9
+	MOVQ R8, R13
+	SHLQ $4, R13 // row stride of e1t in bytes: 2·m1p·8
+	XORQ R11, R11 // first column of the block
+
+block8:
+	LEAQ 8(R11), AX
+	CMPQ AX, R8
+	JGT  block4
+	VXORPD Y0, Y0, Y0 // rr, columns 0–3
+	VXORPD Y1, Y1, Y1 // ii
+	VXORPD Y2, Y2, Y2 // ri
+	VXORPD Y3, Y3, Y3 // ir
+	VXORPD Y4, Y4, Y4 // rr, columns 4–7
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	LEAQ (DX)(R11*8), BX // e1t row 0, column R11 (real part)
+	LEAQ (BX)(R8*8), R10 // imaginary part
+	XORQ AX, AX
+
+l8:
+	VBROADCASTSD (SI)(AX*8), Y8  // xr[l]
+	VBROADCASTSD (R12)(AX*8), Y9 // xi[l]
+	VMOVUPD (BX), Y10            // Er, columns 0–3
+	VMOVUPD (R10), Y11           // Ei
+	ACC(Y10, Y8, Y0)
+	ACC(Y11, Y9, Y1)
+	ACC(Y10, Y9, Y2)
+	ACC(Y11, Y8, Y3)
+	VMOVUPD 32(BX), Y12          // columns 4–7
+	VMOVUPD 32(R10), Y13
+	ACC(Y12, Y8, Y4)
+	ACC(Y13, Y9, Y5)
+	ACC(Y12, Y9, Y6)
+	ACC(Y13, Y8, Y7)
+	ADDQ R13, BX
+	ADDQ R13, R10
+	INCQ AX
+	CMPQ AX, CX
+	JLT  l8
+	VSUBPD  Y1, Y0, Y0 // rr − ii
+	VADDPD  Y3, Y2, Y2 // ri + ir
+	VSUBPD  Y5, Y4, Y4
+	VADDPD  Y7, Y6, Y6
+	VMOVUPD Y0, (DI)(R11*8)
+	VMOVUPD Y2, (R9)(R11*8)
+	VMOVUPD Y4, 32(DI)(R11*8)
+	VMOVUPD Y6, 32(R9)(R11*8)
+	ADDQ $8, R11
+	JMP  block8
+
+block4:
+	CMPQ R11, R8
+	JGE  done
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	LEAQ (DX)(R11*8), BX
+	LEAQ (BX)(R8*8), R10
+	XORQ AX, AX
+
+l4:
+	VBROADCASTSD (SI)(AX*8), Y8
+	VBROADCASTSD (R12)(AX*8), Y9
+	VMOVUPD (BX), Y10
+	VMOVUPD (R10), Y11
+	ACC(Y10, Y8, Y0)
+	ACC(Y11, Y9, Y1)
+	ACC(Y10, Y9, Y2)
+	ACC(Y11, Y8, Y3)
+	ADDQ R13, BX
+	ADDQ R13, R10
+	INCQ AX
+	CMPQ AX, CX
+	JLT  l4
+	VSUBPD  Y1, Y0, Y0
+	VADDPD  Y3, Y2, Y2
+	VMOVUPD Y0, (DI)(R11*8)
+	VMOVUPD Y2, (R9)(R11*8)
+	ADDQ $4, R11
+	JMP  block4
+
+done:
+	VZEROUPPER
+	RET
