@@ -96,7 +96,7 @@ type Plan struct {
 	// re then im interleaved per row: [re m0 | im m0]), e1t = E₁ transposed with m1p =
 	// m1 rounded up to 4 columns (zeros beyond m1), [re m1p | im m1p] per row.
 	e0t, e1t []float64
-	m1p     int
+	m1p      int
 }
 
 // NewPlan compiles the transform for the frequencies freqs (F×d, row-major: ω_r at
