@@ -6,6 +6,7 @@ type Work struct {
 	ar, ai []float64 // after the dimension-0 pass
 	br, bi []float64 // after the dimension-1 pass (d ≥ 2)
 	cr, ci []float64 // after the dimension-2 pass (d = 3)
+	fr, fi []float64 // the targets' interpolated sums before their factors (d = 2)
 }
 
 // NewWork allocates the scratch space of Finalize.
@@ -18,6 +19,7 @@ func (p *Plan) NewWork() *Work {
 	if p.d == 2 {
 		m := p.mcount[0] * p.m1p
 		wk.br, wk.bi = make([]float64, m), make([]float64, m)
+		wk.fr, wk.fi = make([]float64, p.f), make([]float64, p.f)
 	}
 	if p.d == 3 {
 		m := p.mcount[0] * p.mcount[1]
@@ -126,7 +128,7 @@ func (p *Plan) finalize2(grid []int64, re, im []float64, wk *Work) {
 	for o := 0; o < m0; o++ {
 		p.dotColumns(ar[o*nf1:(o+1)*nf1], ai[o*nf1:(o+1)*nf1], br[o*m1p:(o+1)*m1p], bi[o*m1p:(o+1)*m1p])
 	}
-	p.interp2(br, bi, re, im)
+	p.interp2(br, bi, re, im, wk)
 }
 
 // rowUpdatesGo: for every output mi, ar[mi][:] += e[mi]·src and ai[mi][:] += e[m0+mi]·src
@@ -183,9 +185,41 @@ func (p *Plan) interp1(gr, gi, re, im []float64) {
 	}
 }
 
-func (p *Plan) interp2(gr, gi, re, im []float64) {
+func (p *Plan) interp2(gr, gi, re, im []float64, wk *Work) {
+	fr, fi := wk.fr[:p.f], wk.fi[:p.f]
+	p.interp2Raw(gr, gi, fr, fi)
+	for r := range fr {
+		p.emit(r, fr[r], fi[r], re, im)
+	}
+}
+
+// interp2Go interpolates every target of a w = 8 plan from g (stride m1p): in lane b,
+// acc[b] = Σ_a w0[a]·(w1[b]·g[s0+a][s1+b]) (each product rounded, a in order), then
+// f = (q0 + q2) + (q1 + q3) with q_b = acc[b] + acc[b+4]: the order of the vector kernel
+// (finalize_amd64.s), which keeps one lane per b. Other widths go through interp2Any.
+func interp2Go(gr, gi []float64, stride int, start []int32, wts []float64, fr, fi []float64) {
+	for r := range fr {
+		s0, s1 := int(start[2*r]), int(start[2*r+1])
+		w0 := wts[16*r : 16*r+8]
+		w1 := wts[16*r+8 : 16*r+16]
+		var ar, ai [8]float64
+		for a, va := range w0 {
+			rr := gr[(s0+a)*stride+s1 : (s0+a)*stride+s1+8]
+			ri := gi[(s0+a)*stride+s1 : (s0+a)*stride+s1+8]
+			for b, vb := range w1 {
+				ar[b] = float64(va*float64(vb*rr[b])) + ar[b]
+				ai[b] = float64(va*float64(vb*ri[b])) + ai[b]
+			}
+		}
+		fr[r] = ((ar[0] + ar[4]) + (ar[2] + ar[6])) + ((ar[1] + ar[5]) + (ar[3] + ar[7]))
+		fi[r] = ((ai[0] + ai[4]) + (ai[2] + ai[6])) + ((ai[1] + ai[5]) + (ai[3] + ai[7]))
+	}
+}
+
+// interp2Any is the interpolation for widths other than 8: rows summed in order.
+func (p *Plan) interp2Any(gr, gi, fr, fi []float64) {
 	w, m1 := p.w, p.m1p
-	for r := 0; r < p.f; r++ {
+	for r := range fr {
 		s0, s1 := int(p.start[2*r]), int(p.start[2*r+1])
 		w0 := p.wts[(2*r)*w : (2*r+1)*w]
 		w1 := p.wts[(2*r+1)*w : (2*r+2)*w]
@@ -201,7 +235,7 @@ func (p *Plan) interp2(gr, gi, re, im []float64) {
 			sr = float64(va*tr) + sr
 			si = float64(va*ti) + si
 		}
-		p.emit(r, sr, si, re, im)
+		fr[r], fi[r] = sr, si
 	}
 }
 

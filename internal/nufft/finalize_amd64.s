@@ -162,3 +162,79 @@ l4:
 done:
 	VZEROUPPER
 	RET
+
+// IROW(a): row a of target's 8×8 neighbourhood at (R10) (real) and (R11) (imaginary):
+// acc = va·(vb·g) + acc per lane b, va = w0[a] broadcast; then the next row.
+#define IROW(a) \
+	VBROADCASTSD (a*8)(BX), Y6 \
+	VMULPD (R10), Y0, Y7 \
+	VMULPD Y6, Y7, Y7 \
+	VADDPD Y7, Y2, Y2 \
+	VMULPD 32(R10), Y1, Y8 \
+	VMULPD Y6, Y8, Y8 \
+	VADDPD Y8, Y3, Y3 \
+	VMULPD (R11), Y0, Y9 \
+	VMULPD Y6, Y9, Y9 \
+	VADDPD Y9, Y4, Y4 \
+	VMULPD 32(R11), Y1, Y10 \
+	VMULPD Y6, Y10, Y10 \
+	VADDPD Y10, Y5, Y5 \
+	LEAQ (R10)(R8*8), R10 \
+	LEAQ (R11)(R8*8), R11
+
+// REDUCE(LO, HI, OUT): (q0 + q2) + (q1 + q3), q = LO + HI lane by lane, into X register OUT's
+// low lane (X12 scratch).
+#define REDUCE(LO, HI, XLO, OUT) \
+	VADDPD HI, LO, LO \
+	VEXTRACTF128 $1, LO, X12 \
+	VADDPD X12, XLO, XLO \
+	VUNPCKHPD XLO, XLO, X12 \
+	VADDSD X12, XLO, OUT
+
+// func interp2AVX2(gr, gi *float64, stride int, start *int32, wts *float64, f int, fr, fi *float64)
+//
+// interp2Go (finalize.go): per target, the 8×8 neighbourhood weighted lane by lane (one
+// lane per column b), then the fixed reduction of the eight lanes.
+TEXT ·interp2AVX2(SB), NOSPLIT, $0-64
+	MOVQ gr+0(FP), SI
+	MOVQ gi+8(FP), R12
+	MOVQ stride+16(FP), R8
+	MOVQ start+24(FP), R13
+	MOVQ wts+32(FP), BX
+	MOVQ f+40(FP), CX
+	MOVQ fr+48(FP), DI
+	MOVQ fi+56(FP), R9
+	XORQ R14, R14 // r
+
+target:
+	MOVLQSX (R13), AX  // s0
+	MOVLQSX 4(R13), DX // s1
+	IMULQ   R8, AX
+	ADDQ    DX, AX
+	LEAQ    (SI)(AX*8), R10
+	LEAQ    (R12)(AX*8), R11
+	VMOVUPD 64(BX), Y0 // w1[0:4]
+	VMOVUPD 96(BX), Y1 // w1[4:8]
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	IROW(0)
+	IROW(1)
+	IROW(2)
+	IROW(3)
+	IROW(4)
+	IROW(5)
+	IROW(6)
+	IROW(7)
+	REDUCE(Y2, Y3, X2, X13)
+	REDUCE(Y4, Y5, X4, X14)
+	VMOVSD X13, (DI)(R14*8)
+	VMOVSD X14, (R9)(R14*8)
+	ADDQ   $8, R13
+	ADDQ   $128, BX
+	INCQ   R14
+	CMPQ   R14, CX
+	JLT    target
+	VZEROUPPER
+	RET

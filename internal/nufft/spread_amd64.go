@@ -58,3 +58,21 @@ func (p *Plan) dotColumns(xr, xi, br, bi []float64) {
 	_, _, _ = xi[n-1], br[p.m1p-1], bi[p.m1p-1]
 	dotColumnsAVX2(&xr[0], &xi[0], n, &p.e1t[0], p.m1p, &br[0], &bi[0])
 }
+
+// interp2AVX2 is interp2Go (finalize_amd64.s) for f ≥ 1 targets.
+//
+//go:noescape
+func interp2AVX2(gr, gi *float64, stride int, start *int32, wts *float64, f int, fr, fi *float64)
+
+// interp2Raw interpolates the targets' f (before emit): interp2Go for w = 8 (on the
+// assembly kernel when the plan may use it), interp2Any otherwise.
+func (p *Plan) interp2Raw(gr, gi, fr, fi []float64) {
+	switch {
+	case p.w != 8:
+		p.interp2Any(gr, gi, fr, fi)
+	case p.simd && len(fr) > 0:
+		interp2AVX2(&gr[0], &gi[0], p.m1p, &p.start[0], &p.wts[0], len(fr), &fr[0], &fi[0])
+	default:
+		interp2Go(gr, gi, p.m1p, p.start, p.wts, fr, fi)
+	}
+}

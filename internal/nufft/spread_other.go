@@ -13,3 +13,12 @@ func (p *Plan) rowUpdates(src, e, ar, ai []float64) { rowUpdatesGo(src, e, ar, a
 
 // dotColumns is dotColumnsGo off amd64.
 func (p *Plan) dotColumns(xr, xi, br, bi []float64) { dotColumnsGo(xr, xi, p.e1t, p.m1p, br, bi) }
+
+// interp2Raw is interp2Go (w = 8) or interp2Any off amd64.
+func (p *Plan) interp2Raw(gr, gi, fr, fi []float64) {
+	if p.w == 8 {
+		interp2Go(gr, gi, p.m1p, p.start, p.wts, fr, fi)
+		return
+	}
+	p.interp2Any(gr, gi, fr, fi)
+}
