@@ -41,23 +41,33 @@ func mmdMethod(sp *spec.Spec, idx int, m *mmdFamily) (*nufft.Plan, error) {
 	}
 	plan, err := nufft.NewPlan(freqs, m.d, nufft.Options{Sincos: numeric.Sincos})
 	switch {
-	case err != nil && method == spec.MethodAuto: // e.g. frequencies beyond the plan's range
+	case err != nil && method == spec.MethodAuto: // a grid beyond the plan's bounds
 		return nil, nil
 	case err != nil:
-		return nil, &spec.SpecError{Field: fmt.Sprintf("families[%d].method", idx), Msg: err.Error()}
+		return nil, &spec.SpecError{Field: fmt.Sprintf("families[%d].method", idx),
+			Msg: err.Error() + " (8 MiB of window state at most; use direct or a larger bandwidth)"}
 	}
 	if method == spec.MethodAuto && !mmdNUFFTPays(plan, m.hp, m.d) {
 		return nil, nil
 	}
+
 	return plan, nil
 }
 
 // mmdNUFFTPays is the auto rule: nufft's cost per point plus its window cost spread over
-// mmdAutoWindow points is below the direct cost per point.
+// mmdAutoWindow points is below the direct cost per point, and its window state (the grid)
+// is at most mmdAutoStateRatio times the direct method's (2·hp sums).
 func mmdNUFFTPays(plan *nufft.Plan, hp, d int) bool {
 	perPoint, perWindow := plan.Cost()
-	return perPoint+perWindow/mmdAutoWindow < mmdDirectNanos(hp, d)
+	return perPoint+perWindow/mmdAutoWindow < mmdDirectNanos(hp, d) &&
+		plan.GridLen() <= mmdAutoStateRatio*2*hp
 }
+
+// mmdAutoStateRatio bounds, for auto, the nufft window state against the direct one: small
+// bandwidths need fine grids (69 × 69 cells at bandwidth 0.03 in d = 2, 37 KB against 8 KB),
+// and open windows multiply the state.
+const mmdAutoStateRatio = 4
+
 
 // mmdGridSketch is an mmd window's state with the nufft method: the spread grid.
 type mmdGridSketch struct {

@@ -1,8 +1,10 @@
 package embedding
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/distfeat/distfeat/spec"
@@ -48,8 +50,8 @@ func TestMMDNUFFTMatchesDirect(t *testing.T) {
 
 // TestMMDMethodAuto: auto (the version-3 default) picks nufft where the frozen cost model
 // says so (d = 2 at the default bandwidth and D = 1024; d = 1) and direct above dim 3, for a
-// very small bandwidth in d = 3 (a large grid), and in version-1/2 specs (whose default is
-// direct).
+// very small bandwidth in d = 3 (a large grid), for bandwidth 0.03 in d = 2 (a grid of more
+// than 4× the direct state), and in version-1/2 specs (whose default is direct).
 func TestMMDMethodAuto(t *testing.T) {
 	cases := []struct {
 		doc  string
@@ -59,6 +61,7 @@ func TestMMDMethodAuto(t *testing.T) {
 		{`{"version": 3, "dim": 1, "families": [{"name": "m", "kind": "mmd", "bandwidth": 0.1}]}`, true},
 		{`{"version": 3, "dim": 4, "families": [{"name": "m", "kind": "mmd", "bandwidth": 0.1}]}`, false},
 		{`{"version": 3, "dim": 3, "families": [{"name": "m", "kind": "mmd", "bandwidth": 0.02}]}`, false},
+		{`{"version": 3, "dim": 2, "families": [{"name": "m", "kind": "mmd", "bandwidth": 0.03}]}`, false},
 		{`{"version": 2, "dim": 2, "families": [{"name": "m", "kind": "mmd", "bandwidth": 0.1}]}`, false},
 		{`{"dim": 2, "families": [{"name": "m", "kind": "mmd", "bandwidth": 0.1}]}`, false},
 		{`{"dim": 2, "families": [{"name": "m", "kind": "mmd", "bandwidth": 0.1, "method": "auto"}]}`, true},
@@ -73,5 +76,19 @@ func TestMMDMethodAuto(t *testing.T) {
 		if grid != c.grid {
 			t.Errorf("%s: nufft = %v, want %v", c.doc, grid, c.grid)
 		}
+	}
+}
+
+// TestMMDNUFFTGridLimit: an explicit nufft family whose grid would exceed 2²⁰ cells (a tiny
+// bandwidth in d = 3) is refused at compile time with the field and the grid named.
+func TestMMDNUFFTGridLimit(t *testing.T) {
+	s, err := spec.ParseSpec([]byte(`{"dim": 3, "families": [{"name": "m", "kind": "mmd", "features": 64, "bandwidth": 0.005, "method": "nufft"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(s)
+	var se *spec.SpecError
+	if !errors.As(err, &se) || se.Field != "families[0].method" || !strings.Contains(se.Msg, "cells") {
+		t.Fatalf("New: %v, want a SpecError on families[0].method about the grid's cells", err)
 	}
 }

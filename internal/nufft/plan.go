@@ -52,6 +52,13 @@ const (
 	fixedMagicBits = 0x4338000000000000
 )
 
+// DefaultMaxGridCells is the default bound on a plan's grid: 2²⁰ int64 cells, 8 MiB.
+const DefaultMaxGridCells = 1 << 20
+
+// maxGridSide bounds the grid along one dimension: the pruned Fourier matrices hold about
+// side²/2 complex entries per dimension.
+const maxGridSide = 4096
+
 // DefaultWidth is the kernel width (cells per dimension) for about 1e-7 relative accuracy.
 const DefaultWidth = 8
 
@@ -62,6 +69,9 @@ func Widths() []int { return []int{6, 7, 8, 9, 10} }
 type Options struct {
 	// Width is the kernel width w (0 means DefaultWidth); see Widths.
 	Width int
+	// MaxGridCells bounds the grid (GridLen; 0 means DefaultMaxGridCells): NewPlan fails
+	// rather than allocate a larger window state (high frequencies need fine grids).
+	MaxGridCells int
 	// Sincos returns sin x and cos x. The plan's precomputed factors (phases, Fourier
 	// matrices, kernel transforms) go through it, so a deterministic implementation makes
 	// the results bit-identical across architectures. Required.
@@ -138,7 +148,17 @@ func NewPlan(freqs []float64, d int, opt Options) (*Plan, error) {
 		p.inv[j] = 1 / delta[j]
 		p.lhalf[j] = int(math.Ceil(float64(0.5*p.inv[j])+float64(0.5*float64(w)))) + 1
 		p.nf[j] = 2*p.lhalf[j] + 1
+		if p.nf[j] > maxGridSide {
+			return nil, fmt.Errorf("nufft: frequencies up to %.4g need %d grid points along dimension %d, more than %d", s, p.nf[j], j, maxGridSide)
+		}
 		p.cells *= p.nf[j]
+	}
+	maxCells := opt.MaxGridCells
+	if maxCells == 0 {
+		maxCells = DefaultMaxGridCells
+	}
+	if p.cells > maxCells {
+		return nil, fmt.Errorf("nufft: a grid of %v = %d cells is more than %d", p.nf[:d], p.cells, maxCells)
 	}
 
 	// Targets: τ_rj = ω_rj·Δ_j, flipped so that τ_r0 ≥ 0; their positions on the n2 grids.

@@ -138,6 +138,9 @@ func TestNewPlanErrors(t *testing.T) {
 		{"huge", []float64{1e7}, 1, ok, "coordinate 0"},
 		{"no sincos", []float64{1}, 1, Options{}, "Sincos is required"},
 		{"width 5", []float64{1}, 1, Options{Width: 5, Sincos: testSincos}, "width 5"},
+		{"grid side", []float64{1e5}, 1, ok, "grid points along dimension 0"},
+		{"grid cells", []float64{300, 300, 300}, 3, ok, "cells is more than 1048576"},
+		{"grid cells option", []float64{30, 30}, 2, Options{MaxGridCells: 100, Sincos: testSincos}, "cells is more than 100"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
