@@ -68,7 +68,6 @@ func mmdNUFFTPays(plan *nufft.Plan, hp, d int) bool {
 // and open windows multiply the state.
 const mmdAutoStateRatio = 4
 
-
 // mmdGridSketch is an mmd window's state with the nufft method: the spread grid.
 type mmdGridSketch struct {
 	fam  *mmdFamily
