@@ -1,5 +1,7 @@
 package nufft
 
+import "math"
+
 // Work is the scratch space of Finalize; one per goroutine.
 type Work struct {
 	grid   []float64 // one dimension-0 slice of the grid, converted
@@ -132,7 +134,7 @@ func (p *Plan) finalize2(grid []int64, re, im []float64, wk *Work) {
 }
 
 // rowUpdatesGo: for every output mi, ar[mi][:] += e[mi]·src and ai[mi][:] += e[m0+mi]·src
-// (e = one row of e0t), each product rounded before its sum.
+// (e = one row of e0t), each update one fused multiply-add.
 func rowUpdatesGo(src, e, ar, ai []float64) {
 	n, m0 := len(src), len(e)/2
 	for mi := 0; mi < m0; mi++ {
@@ -140,23 +142,24 @@ func rowUpdatesGo(src, e, ar, ai []float64) {
 		dr, di := ar[mi*n:(mi+1)*n], ai[mi*n:(mi+1)*n]
 		dr, di = dr[:n], di[:n]
 		for i, x := range src {
-			dr[i] = float64(er*x) + dr[i]
-			di[i] = float64(ei*x) + di[i]
+			dr[i] = math.FMA(er, x, dr[i])
+			di[i] = math.FMA(ei, x, di[i])
 		}
 	}
 }
 
 // dotColumnsGo writes the complex dot products of (xr, xi) with every column mi < m1p of
-// e1t: br[mi] = Σ_l Er·xr − Σ_l Ei·xi, bi[mi] = Σ_l Er·xi + Σ_l Ei·xr, each sum in l order.
+// e1t: br[mi] = Σ_l Er·xr − Σ_l Ei·xi, bi[mi] = Σ_l Er·xi + Σ_l Ei·xr, each sum in l order
+// by fused multiply-adds.
 func dotColumnsGo(xr, xi, e1t []float64, m1p int, br, bi []float64) {
 	for mi := 0; mi < m1p; mi++ {
 		var rr, ii, ri, ir float64
 		for l, x := range xr {
 			er, ei := e1t[l*2*m1p+mi], e1t[l*2*m1p+m1p+mi]
-			rr = float64(er*x) + rr
-			ii = float64(ei*xi[l]) + ii
-			ri = float64(er*xi[l]) + ri
-			ir = float64(ei*x) + ir
+			rr = math.FMA(er, x, rr)
+			ii = math.FMA(ei, xi[l], ii)
+			ri = math.FMA(er, xi[l], ri)
+			ir = math.FMA(ei, x, ir)
 		}
 		br[mi], bi[mi] = rr-ii, ri+ir
 	}
@@ -194,7 +197,8 @@ func (p *Plan) interp2(gr, gi, re, im []float64, wk *Work) {
 }
 
 // interp2Go interpolates every target of a w = 8 plan from g (stride m1p): in lane b,
-// acc[b] = Σ_a w0[a]·(w1[b]·g[s0+a][s1+b]) (each product rounded, a in order), then
+// acc[b] = Σ_a w0[a]·(w1[b]·g[s0+a][s1+b]) (the inner product rounded, the outer one fused
+// into the sum, a in order), then
 // f = (q0 + q2) + (q1 + q3) with q_b = acc[b] + acc[b+4]: the order of the vector kernel
 // (finalize_amd64.s), which keeps one lane per b. Other widths go through interp2Any.
 func interp2Go(gr, gi []float64, stride int, start []int32, wts []float64, fr, fi []float64) {
@@ -207,8 +211,8 @@ func interp2Go(gr, gi []float64, stride int, start []int32, wts []float64, fr, f
 			rr := gr[(s0+a)*stride+s1 : (s0+a)*stride+s1+8]
 			ri := gi[(s0+a)*stride+s1 : (s0+a)*stride+s1+8]
 			for b, vb := range w1 {
-				ar[b] = float64(va*float64(vb*rr[b])) + ar[b]
-				ai[b] = float64(va*float64(vb*ri[b])) + ai[b]
+				ar[b] = math.FMA(va, float64(vb*rr[b]), ar[b])
+				ai[b] = math.FMA(va, float64(vb*ri[b]), ai[b])
 			}
 		}
 		fr[r] = ((ar[0] + ar[4]) + (ar[2] + ar[6])) + ((ar[1] + ar[5]) + (ar[3] + ar[7]))

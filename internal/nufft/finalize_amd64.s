@@ -4,9 +4,9 @@
 
 // func rowUpdatesAVX2(src *float64, n int, e *float64, m0 int, ar, ai *float64)
 //
-// rowUpdatesGo (finalize.go): for mi < m0, ar[mi·n+i] = e[mi]·src[i] + ar[mi·n+i] and
-// ai[mi·n+i] = e[m0+mi]·src[i] + ai[mi·n+i], each product rounded before its sum; four i
-// at a time, the last n mod 4 one at a time (VEX scalar forms, the same roundings).
+// rowUpdatesGo (finalize.go): for mi < m0, ar[mi·n+i] = fma(e[mi], src[i], ar[mi·n+i]) and
+// ai[mi·n+i] = fma(e[m0+mi], src[i], ai[mi·n+i]); four i at a time, the last n mod 4 one at
+// a time.
 TEXT ·rowUpdatesAVX2(SB), NOSPLIT, $0-48
 	MOVQ src+0(FP), SI
 	MOVQ n+8(FP), CX
@@ -28,11 +28,11 @@ quad:
 	CMPQ AX, BX
 	JGE  tail
 	VMOVUPD (SI)(AX*8), Y2
-	VMULPD  Y0, Y2, Y3
-	VADDPD  (DI)(AX*8), Y3, Y3
+	VMOVUPD (DI)(AX*8), Y3
+	VFMADD231PD Y0, Y2, Y3
 	VMOVUPD Y3, (DI)(AX*8)
-	VMULPD  Y1, Y2, Y4
-	VADDPD  (R9)(AX*8), Y4, Y4
+	VMOVUPD (R9)(AX*8), Y4
+	VFMADD231PD Y1, Y2, Y4
 	VMOVUPD Y4, (R9)(AX*8)
 	ADDQ    $4, AX
 	JMP     quad
@@ -41,11 +41,11 @@ tail:
 	CMPQ   AX, CX
 	JGE    next
 	VMOVSD (SI)(AX*8), X2
-	VMULSD X0, X2, X3
-	VADDSD (DI)(AX*8), X3, X3
+	VMOVSD (DI)(AX*8), X3
+	VFMADD231SD X0, X2, X3
 	VMOVSD X3, (DI)(AX*8)
-	VMULSD X1, X2, X4
-	VADDSD (R9)(AX*8), X4, X4
+	VMOVSD (R9)(AX*8), X4
+	VFMADD231SD X1, X2, X4
 	VMOVSD X4, (R9)(AX*8)
 	INCQ   AX
 	JMP    tail
@@ -59,10 +59,9 @@ next:
 	VZEROUPPER
 	RET
 
-// ACC(E, X, ACC): ACC = E·X + ACC, the product rounded first (Y15 is scratch).
+// ACC(E, X, A): A = fma(E, X, A).
 #define ACC(E, X, A) \
-	VMULPD E, X, Y15 \
-	VADDPD A, Y15, A
+	VFMADD231PD E, X, A
 
 // func dotColumnsAVX2(xr, xi *float64, n int, e1t *float64, m1p int, br, bi *float64)
 //
@@ -164,21 +163,17 @@ done:
 	RET
 
 // IROW(a): row a of target's 8×8 neighbourhood at (R10) (real) and (R11) (imaginary):
-// acc = va·(vb·g) + acc per lane b, va = w0[a] broadcast; then the next row.
+// acc = fma(va, vb·g, acc) per lane b (vb·g rounded), va = w0[a] broadcast; then the next row.
 #define IROW(a) \
 	VBROADCASTSD (a*8)(BX), Y6 \
 	VMULPD (R10), Y0, Y7 \
-	VMULPD Y6, Y7, Y7 \
-	VADDPD Y7, Y2, Y2 \
+	VFMADD231PD Y6, Y7, Y2 \
 	VMULPD 32(R10), Y1, Y8 \
-	VMULPD Y6, Y8, Y8 \
-	VADDPD Y8, Y3, Y3 \
+	VFMADD231PD Y6, Y8, Y3 \
 	VMULPD (R11), Y0, Y9 \
-	VMULPD Y6, Y9, Y9 \
-	VADDPD Y9, Y4, Y4 \
+	VFMADD231PD Y6, Y9, Y4 \
 	VMULPD 32(R11), Y1, Y10 \
-	VMULPD Y6, Y10, Y10 \
-	VADDPD Y10, Y5, Y5 \
+	VFMADD231PD Y6, Y10, Y5 \
 	LEAQ (R10)(R8*8), R10 \
 	LEAQ (R11)(R8*8), R11
 

@@ -33,7 +33,7 @@ func (k *kernelTable) values(t float64, out []float64) {
 		row := k.coef[j*w : j*w+w]
 		row = row[:len(out)]
 		for a := range out {
-			out[a] = float64(out[a]*t) + row[a]
+			out[a] = math.FMA(out[a], t, row[a])
 		}
 	}
 }
@@ -62,7 +62,7 @@ func (k *kernelTable) at(z float64) float64 {
 	t := u - float64(2*a) - 1
 	v := k.coef[a]
 	for j := 1; j < k.nc; j++ {
-		v = float64(v*t) + k.coef[j*k.w+a]
+		v = math.FMA(v, t, k.coef[j*k.w+a])
 	}
 	return v
 }
@@ -88,14 +88,14 @@ func values8(coef []float64, t float64, out *[maxWidth]float64) {
 	v0, v1, v2, v3, v4, v5, v6, v7 := c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]
 	for j := 8; j+8 <= len(c); j += 8 {
 		r := c[j : j+8 : j+8]
-		v0 = float64(v0*t) + r[0]
-		v1 = float64(v1*t) + r[1]
-		v2 = float64(v2*t) + r[2]
-		v3 = float64(v3*t) + r[3]
-		v4 = float64(v4*t) + r[4]
-		v5 = float64(v5*t) + r[5]
-		v6 = float64(v6*t) + r[6]
-		v7 = float64(v7*t) + r[7]
+		v0 = math.FMA(v0, t, r[0])
+		v1 = math.FMA(v1, t, r[1])
+		v2 = math.FMA(v2, t, r[2])
+		v3 = math.FMA(v3, t, r[3])
+		v4 = math.FMA(v4, t, r[4])
+		v5 = math.FMA(v5, t, r[5])
+		v6 = math.FMA(v6, t, r[6])
+		v7 = math.FMA(v7, t, r[7])
 	}
 	out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7] = v0, v1, v2, v3, v4, v5, v6, v7
 }

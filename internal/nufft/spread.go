@@ -59,11 +59,11 @@ func (p *Plan) spreadGo(grid []int64, pts []float64) {
 // maxWidth bounds the kernel widths (Widths).
 const maxWidth = 10
 
-// term rounds a·b (a pre-scaled by 2³², |a·b| ≤ 2³²) to an integer: the product rounded to
-// float64, then added to 1.5·2⁵², which rounds it to the nearest integer in the low
-// mantissa bits (two explicitly rounded operations, the same on every architecture).
+// term rounds a·b (a pre-scaled by 2³², |a·b| ≤ 2³²) to the nearest integer: one fused
+// multiply-add of the exact product into the low mantissa bits of 1.5·2⁵² (numeric.ToFixed's
+// rule), the same on every architecture.
 func term(a2p32, b float64) int64 {
-	return int64(math.Float64bits(float64(a2p32*b)+fixedMagic) - fixedMagicBits)
+	return int64(math.Float64bits(math.FMA(a2p32, b, fixedMagic)) - fixedMagicBits)
 }
 
 func spread1(cells []int64, k *[maxWidth]float64) {

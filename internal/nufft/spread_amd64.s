@@ -30,48 +30,35 @@ GLOBL magic<>(SB), RODATA|NOPTR, $8
 	VADDSD seven<>(SB), T, T
 
 // HORNER(T, LO, HI): the eight kernel pieces at t (broadcast in T) into LO (pieces 0–3)
-// and HI (4–7): values8 in kernel.go, v = v·t + c_j with the product rounded first.
+// and HI (4–7): values8 in kernel.go, v = fma(v, t, c_j).
 #define HORNER(T, LO, HI) \
 	VMOVUPD 0(DX), LO \
 	VMOVUPD 32(DX), HI \
-	VMULPD T, LO, LO \
-	VADDPD 64(DX), LO, LO \
-	VMULPD T, HI, HI \
-	VADDPD 96(DX), HI, HI \
-	VMULPD T, LO, LO \
-	VADDPD 128(DX), LO, LO \
-	VMULPD T, HI, HI \
-	VADDPD 160(DX), HI, HI \
-	VMULPD T, LO, LO \
-	VADDPD 192(DX), LO, LO \
-	VMULPD T, HI, HI \
-	VADDPD 224(DX), HI, HI \
-	VMULPD T, LO, LO \
-	VADDPD 256(DX), LO, LO \
-	VMULPD T, HI, HI \
-	VADDPD 288(DX), HI, HI \
-	VMULPD T, LO, LO \
-	VADDPD 320(DX), LO, LO \
-	VMULPD T, HI, HI \
-	VADDPD 352(DX), HI, HI \
-	VMULPD T, LO, LO \
-	VADDPD 384(DX), LO, LO \
-	VMULPD T, HI, HI \
-	VADDPD 416(DX), HI, HI \
-	VMULPD T, LO, LO \
-	VADDPD 448(DX), LO, LO \
+	VFMADD213PD 64(DX), T, LO \
+	VFMADD213PD 96(DX), T, HI \
+	VFMADD213PD 128(DX), T, LO \
+	VFMADD213PD 160(DX), T, HI \
+	VFMADD213PD 192(DX), T, LO \
+	VFMADD213PD 224(DX), T, HI \
+	VFMADD213PD 256(DX), T, LO \
+	VFMADD213PD 288(DX), T, HI \
+	VFMADD213PD 320(DX), T, LO \
+	VFMADD213PD 352(DX), T, HI \
+	VFMADD213PD 384(DX), T, LO \
+	VFMADD213PD 416(DX), T, HI \
+	VFMADD213PD 448(DX), T, LO \
 	VMULPD T, HI, HI \
 	VADDPD 480(DX), HI, HI
 
 // ROW(K, lane): one row of eight cells at (R10): s = lane `lane` of K (k0·2³², broadcast),
-// cells += bits(s·k1 + 1.5·2⁵²) − bits(1.5·2⁵²), k1 in Y6 (cells 0–3) and Y7 (4–7); then
+// cells += bits(fma(s, k1, 1.5·2⁵²)) − bits(1.5·2⁵²), k1 in Y6 (cells 0–3) and Y7 (4–7); then
 // R10 moves to the next row. term and spread2w8 in spread.go.
 #define ROW(K, lane) \
 	VPERMPD $lane, K, Y8 \
-	VMULPD Y6, Y8, Y9 \
-	VMULPD Y7, Y8, Y10 \
-	VADDPD Y14, Y9, Y9 \
-	VADDPD Y14, Y10, Y10 \
+	VMOVAPD Y14, Y9 \
+	VMOVAPD Y14, Y10 \
+	VFMADD231PD Y6, Y8, Y9 \
+	VFMADD231PD Y7, Y8, Y10 \
 	VPSUBQ Y14, Y9, Y9 \
 	VPSUBQ Y14, Y10, Y10 \
 	VPADDQ (R10), Y9, Y9 \
