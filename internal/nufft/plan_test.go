@@ -186,30 +186,37 @@ func TestSpreadClampsOutside(t *testing.T) {
 // gaussLegendreTest is the plan's per-piece quadrature rule.
 func gaussLegendreTest() (x, w []float64) { return quadrature.GaussLegendre(quadNodes) }
 
-// TestSpreadSIMDBitIdentical: the assembly spreading kernel (d = 2, w = 8, AVX2) writes the
-// same cells as the portable code, including points on the cube's faces and corners and
-// points exactly on grid lines (where ⌈pos − 4⌉ changes).
+// TestSpreadSIMDBitIdentical: the assembly spreading kernels (d = 1 and 2, w = 8, AVX2)
+// write the same cells as the portable code, including points on the cube's faces and
+// corners and points exactly on grid lines (where ⌈pos − 4⌉ changes).
 func TestSpreadSIMDBitIdentical(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	for _, bw := range []float64{0.03, 0.1, 1} {
-		p, err := NewPlan(testFreqs(rng, 64, 2, bw), 2, Options{Sincos: testSincos})
+	for _, c := range []struct {
+		d  int
+		bw float64
+	}{{2, 0.03}, {2, 0.1}, {2, 1}, {1, 0.03}, {1, 0.2}, {1, 3}} {
+		d, bw := c.d, c.bw
+		p, err := NewPlan(testFreqs(rng, 64, d, bw), d, Options{Sincos: testSincos})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !p.simd {
 			t.Skip("skipping: no assembly kernel on this machine/build (purego, non-amd64 or no AVX2); the portable code is all there is")
 		}
-		pts := testPoints(rng, 3000, 2)
+		pts := testPoints(rng, 3000, d)
 		for i := 0; i < 200; i++ { // points on grid lines: u = 0.5 + (l − L)·Δ
 			l := rng.IntN(p.nf[0])
 			u := min(1, max(0, 0.5+float64(l-p.lhalf[0])/p.inv[0]))
-			pts = append(pts, u, rng.Float64())
+			pts = append(pts, u)
+			if d == 2 {
+				pts = append(pts, rng.Float64())
+			}
 		}
 		simd, portable := make([]int64, p.GridLen()), make([]int64, p.GridLen())
 		p.Spread(simd, pts)
 		p.spreadGo(portable, pts)
 		if !slices.Equal(simd, portable) {
-			t.Errorf("bandwidth %v: assembly and portable grids differ", bw)
+			t.Errorf("d=%d bandwidth %v: assembly and portable grids differ", d, bw)
 		}
 	}
 }

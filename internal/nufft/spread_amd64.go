@@ -11,16 +11,26 @@ import "golang.org/x/sys/cpu"
 //go:noescape
 func spread2w8AVX2(grid *int64, n1 int, pts *float64, n int, coef *float64, par *[4]float64)
 
+// spread1w8AVX2 is Spread for d = 1 and w = 8 over n ≥ 1 points (spread_amd64.s); par
+// holds 1/Δ₀ and, at index 2, L₀.
+//
+//go:noescape
+func spread1w8AVX2(grid *int64, pts *float64, n int, coef *float64, par *[4]float64)
+
 // haveSIMD reports whether the assembly kernels can run on this machine.
 func haveSIMD() bool { return cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasSSE41 }
 
-// spreadSIMD spreads pts with an assembly kernel when the plan and CPU allow it, and
+// spreadSIMD spreads pts with an assembly kernel (d ≤ 2, w = 8) when the plan and CPU allow it, and
 // reports whether it did.
 func (p *Plan) spreadSIMD(grid []int64, pts []float64) bool {
-	if !p.simd || p.d != 2 || p.w != 8 || len(pts) < 2 {
+	if !p.simd || p.d > 2 || p.w != 8 || len(pts) < p.d {
 		return false
 	}
 	par := [4]float64{p.inv[0], p.inv[1], float64(p.lhalf[0]), float64(p.lhalf[1])}
+	if p.d == 1 {
+		spread1w8AVX2(&grid[0], &pts[0], len(pts), &p.ker.coef[0], &par)
+		return true
+	}
 	spread2w8AVX2(&grid[0], p.nf[1], &pts[0], len(pts)/2, &p.ker.coef[0], &par)
 	return true
 }

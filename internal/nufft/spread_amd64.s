@@ -104,3 +104,37 @@ point:
 	JNZ point
 	VZEROUPPER
 	RET
+
+// func spread1w8AVX2(grid *int64, pts *float64, n int, coef *float64, par *[4]float64)
+//
+// Spread for d = 1 and w = 8 over n ≥ 1 points: position and values8, then
+// cells[i0+a] += bits(fma(k[a], 2³², 1.5·2⁵²)) − bits(1.5·2⁵²) (spread1's term).
+TEXT ·spread1w8AVX2(SB), NOSPLIT, $0-40
+	MOVQ grid+0(FP), DI
+	MOVQ pts+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ coef+24(FP), DX
+	MOVQ par+32(FP), R9
+	VBROADCASTSD twoP32<>(SB), Y15
+	VBROADCASTSD magic<>(SB), Y14
+
+point1:
+	POSITION(0, AX, X1)
+	VBROADCASTSD X1, Y1
+	HORNER(Y1, Y4, Y5)
+	LEAQ    (DI)(AX*8), R10
+	VMOVAPD Y14, Y9
+	VMOVAPD Y14, Y10
+	VFMADD231PD Y15, Y4, Y9
+	VFMADD231PD Y15, Y5, Y10
+	VPSUBQ  Y14, Y9, Y9
+	VPSUBQ  Y14, Y10, Y10
+	VPADDQ  (R10), Y9, Y9
+	VPADDQ  32(R10), Y10, Y10
+	VMOVDQU Y9, (R10)
+	VMOVDQU Y10, 32(R10)
+	ADDQ    $8, SI
+	DECQ    CX
+	JNZ     point1
+	VZEROUPPER
+	RET
