@@ -66,28 +66,29 @@ const normalBlock = 64
 // NormalFill fills dst with the next len(dst) draws of Normal, bit for bit (the same
 // sequence as calling Normal len(dst) times, including the cached second value of a pair
 // across calls). It is faster for large fills: the uniforms of a block of pairs are drawn
-// first, then the logarithms, square roots and sines run in separate loops, whose
-// iterations are independent.
+// first, then the Box–Muller transforms run over the block, four pairs at a time with AVX2
+// on amd64 (rng_amd64.s: logUnit's and sincosPortable's operations lane by lane).
 func (r *RNG) NormalFill(dst []float64) {
 	if len(dst) > 0 && r.haveSpare {
 		dst[0] = r.spare
 		r.haveSpare = false
 		dst = dst[1:]
 	}
-	var u1, u2, rad [normalBlock]float64
+	var u1, u2, c, sn [normalBlock]float64
 	for len(dst) >= 2 {
 		n := min(normalBlock, len(dst)/2)
 		for i := 0; i < n; i++ {
 			u1[i] = float64((r.src.Uint64()>>11)+1) * 0x1p-53
 			u2[i] = float64(r.src.Uint64()>>11) * 0x1p-53
 		}
-		for i := 0; i < n; i++ {
-			rad[i] = math.Sqrt(-2 * logUnit(u1[i]))
+		for i := boxMullerSIMD(u1[:n], u2[:n], c[:n], sn[:n]); i < n; i++ {
+			rad := math.Sqrt(-2 * logUnit(u1[i]))
+			s, co := sincosPortable(2 * math.Pi * u2[i])
+			c[i], sn[i] = rad*co, rad*s
 		}
 		out := dst[:2*n]
 		for i := 0; i < n; i++ {
-			s, c := sincosPortable(2 * math.Pi * u2[i])
-			out[2*i], out[2*i+1] = rad[i]*c, rad[i]*s
+			out[2*i], out[2*i+1] = c[i], sn[i]
 		}
 		dst = dst[2*n:]
 	}
