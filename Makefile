@@ -32,7 +32,7 @@ test: vet
 # cmd/distfeat/testdata/arch. Without qemu-aarch64-static (Debian: qemu-user-static) the arm64
 # steps fail under CI=true and are skipped with the reason elsewhere.
 ARCH_TESTS := '^(TestGolden|TestGoldenRFFPaths|Test.*BitIdentical|TestSincos.*|TestStreamingEqualsBatchEqualsMerged|TestHDDStreaming|TestFugledeExpPortable|TestDeterministicMath.*)$$'
-ARCH_PKGS  := ./embedding/ ./internal/numeric/
+ARCH_PKGS  := ./embedding/ ./internal/numeric/ ./internal/nufft/
 test-arch:
 	$(GO) test -count=1 -tags purego -run $(ARCH_TESTS) $(ARCH_PKGS)
 	@if [ "$$($(GO) env GOHOSTARCH)" = amd64 ] && grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo && grep -qw bmi2 /proc/cpuinfo; then \

@@ -13,8 +13,10 @@ import (
 	"github.com/distfeat/distfeat/spec"
 )
 
-// testSpecs are the specs the sketch tests run on: the default (mmd, hdd, l2) and one with
-// the optional second stages (mmd rbf, l2 rff) in 3 dimensions.
+// testSpecs are the specs the sketch tests run on: the default (mmd, hdd, l2), one with
+// the optional second stages (mmd rbf, l2 rff) in 3 dimensions, and a version-3 one in 2
+// dimensions whose mmd families use the nufft method (auto, explicit with the rbf stage)
+// next to a direct one.
 func testSpecs(t testing.TB) map[string]*spec.Spec {
 	t.Helper()
 	stages, err := spec.ParseSpec([]byte(`{"dim": 3, "seed": 9, "families": [
@@ -25,7 +27,14 @@ func testSpecs(t testing.TB) map[string]*spec.Spec {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return map[string]*spec.Spec{"default": spec.DefaultSpec(), "stages": stages}
+	nufft, err := spec.ParseSpec([]byte(`{"version": 3, "dim": 2, "seed": 10, "families": [
+		{"name": "mmd_auto", "kind": "mmd", "features": 1024, "bandwidth": 0.1},
+		{"name": "mmd_nufft_rbf", "kind": "mmd", "features": 256, "bandwidth": 0.3, "method": "nufft", "rbf_sigma": 0.7, "rbf_features": 128},
+		{"name": "mmd_direct", "kind": "mmd", "features": 64, "bandwidth": 0.2, "method": "direct"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]*spec.Spec{"default": spec.DefaultSpec(), "stages": stages, "nufft": nufft}
 }
 
 func mustNew(t testing.TB, s *spec.Spec) *Embedder {

@@ -41,6 +41,7 @@ type defaultValue struct {
 	of    func(dim int, f *Family) any // a default that depends on dim or another field
 	doc   string                       // how `of` decides, for the field reference
 	v2    any                          // the default from spec version 2 on, when it differs from value (nil: the same)
+	v3    any                          // the default from spec version 3 on, when it differs from the version-2 one (nil: the same)
 }
 
 // fixed is a default that is always v.
@@ -50,8 +51,14 @@ func fixed(v any) defaultValue { return defaultValue{value: v} }
 // version changes a default without changing the meaning (or spec_id) of any version-1 spec.
 func versioned(v1, v2 any) defaultValue { return defaultValue{value: v1, v2: v2} }
 
+// versioned3 is a default that is v12 in spec versions 1 and 2 and v3 from version 3 on.
+func versioned3(v12, v3 any) defaultValue { return defaultValue{value: v12, v3: v3} }
+
 // at is the fixed default in spec version version.
 func (d defaultValue) at(version int) any {
+	if version >= 3 && d.v3 != nil {
+		return d.v3
+	}
 	if version >= 2 && d.v2 != nil {
 		return d.v2
 	}
@@ -78,8 +85,13 @@ func (d defaultValue) String() string {
 		}
 		return string(b)
 	}
-	if d.v2 != nil {
+	switch {
+	case d.v2 != nil && d.v3 != nil:
+		return show(d.value) + " in version 1, " + show(d.v2) + " in version 2, " + show(d.v3) + " from version 3"
+	case d.v2 != nil:
 		return show(d.value) + " in version 1, " + show(d.v2) + " from version 2"
+	case d.v3 != nil:
+		return show(d.value) + " in versions 1 and 2, " + show(d.v3) + " from version 3"
 	}
 	return show(d.value)
 }
@@ -148,6 +160,20 @@ const (
 	ProjectionOrthogonal = "orthogonal"
 )
 
+// Allowed values of the mmd method field (how the mean embedding is evaluated). The zero
+// value "" is the spec version's default: MethodDirect in versions 1 and 2, MethodAuto from
+// version 3 (Spec.MethodOf).
+const (
+	// MethodDirect evaluates every sine and cosine of every point.
+	MethodDirect = "direct"
+	// MethodNUFFT spreads the points onto a grid and evaluates the frequencies at window
+	// close with a type-3 non-uniform FFT (dim ≤ 3; error ≤ 1e-6 of the feature scale).
+	MethodNUFFT = "nufft"
+	// MethodAuto is nufft where its cost model says it is cheaper for windows of a few
+	// hundred points and more, direct otherwise (a fixed rule of dim, features, bandwidth).
+	MethodAuto = "auto"
+)
+
 // familyFields is the family field table, in the order of the field reference: what each
 // field is (its name, Family field, allowed values, check and doc). Which kinds take a field,
 // and how, is each kind's fields list (kinds.go). Within a kind, values are checked in this
@@ -188,6 +214,8 @@ var familyFields = []familyField{
 		ref: func(f *Family) any { return &f.RBFFeatures }, check: featuresCheck},
 	{name: "projection", doc: "Random Fourier frequencies: i.i.d. Gaussian, or structured orthogonal (SORF).",
 		ref: func(f *Family) any { return &f.Projection }, values: []string{ProjectionGaussian, ProjectionOrthogonal}},
+	{name: "method", doc: "How mmd evaluates its mean embedding: every sine and cosine per point (direct), a type-3 non-uniform FFT at window close (nufft, dim ≤ 3, error ≤ 1e-6 of the feature scale), or the cheaper of the two by a fixed cost model (auto).",
+		ref: func(f *Family) any { return &f.Method }, values: []string{MethodDirect, MethodNUFFT, MethodAuto}},
 	{name: "coefficients", doc: "Also output the coefficient vector A before the RFF stage, as column <name>_coef.",
 		ref: func(f *Family) any { return &f.Coefficients }},
 }

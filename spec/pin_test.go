@@ -108,6 +108,17 @@ var specPinDocs = []string{
 	`{"version": 2, "dim": 2, "families": [{"name": "hdd_js", "kind": "hdd", "divergence": "js", "sigma": 0.5, "projection": "gaussian"}]}`,
 	`{"version": 2, "dim": 3, "families": [{"name": "m", "kind": "mmd", "bandwidth": 0.2, "rbf_sigma": 1, "rbf_features": 128}, {"name": "l", "kind": "l2", "basis": 20, "sigma": 0.3, "features": 40}, {"name": "l0", "kind": "l2"}]}`,
 	`{"version": 3, "dim": 2, "families": [{"name": "m", "kind": "mmd", "bandwidth": 0.1}]}`,
+	// Version 3: mmd's method defaults to auto; direct is written out there, and nufft in
+	// every version; dim > 3 refuses nufft; version 4 does not exist.
+	`{"version": 3, "dim": 2, "families": [{"name": "m", "kind": "mmd", "bandwidth": 0.1, "method": "direct"}]}`,
+	`{"version": 3, "dim": 2, "families": [{"name": "m", "kind": "mmd", "bandwidth": 0.1, "method": "auto"}]}`,
+	`{"dim": 2, "families": [{"name": "m", "kind": "mmd", "bandwidth": 0.1, "method": "nufft"}]}`,
+	`{"dim": 2, "families": [{"name": "m", "kind": "mmd", "bandwidth": 0.1, "method": "direct"}]}`,
+	`{"version": 2, "dim": 2, "families": [{"name": "m", "kind": "mmd", "bandwidth": 0.1, "method": "auto"}]}`,
+	`{"dim": 4, "families": [{"name": "m", "kind": "mmd", "bandwidth": 0.1, "method": "nufft"}]}`,
+	`{"dim": 2, "families": [{"name": "m", "kind": "mmd", "bandwidth": 0.1, "method": "fast"}]}`,
+	`{"dim": 2, "families": [{"name": "l", "kind": "l2", "method": "nufft"}]}`,
+	`{"version": 4, "dim": 2, "families": [{"name": "m", "kind": "mmd", "bandwidth": 0.1}]}`,
 }
 
 // TestSpecPins: every pinned document parses to the same canonical JSON and spec_id, or

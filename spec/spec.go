@@ -69,6 +69,9 @@ type Family struct {
 	// spec version's default (gaussian in version 1, orthogonal from version 2). It applies
 	// to hdd, and to mmd and l2 when their optional stage is on.
 	Projection string `json:"projection,omitempty"`
+	// Method is how mmd evaluates its mean embedding: "direct", "nufft" or "auto"; "" is
+	// the spec version's default (direct in versions 1 and 2, auto from version 3).
+	Method string `json:"method,omitempty"`
 
 	// The remaining fields are hdd only (DESIGN §3.3).
 
@@ -325,6 +328,19 @@ func (s *Spec) ProjectionOf(f *Family) string {
 		return f.Projection
 	}
 	u, _ := findFamilyField("projection").use(f.Kind)
+	return u.def.at(s.Version).(string)
+}
+
+// MethodOf is mmd family f's method as the spec gives it: its own, or the spec version's
+// default (MethodDirect, MethodNUFFT or MethodAuto; embedding resolves auto).
+func (s *Spec) MethodOf(f *Family) string {
+	if f.Method != "" {
+		return f.Method
+	}
+	u, ok := findFamilyField("method").use(f.Kind)
+	if !ok {
+		return MethodDirect
+	}
 	return u.def.at(s.Version).(string)
 }
 
