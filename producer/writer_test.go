@@ -32,11 +32,11 @@ type record struct {
 // order.
 func readAll(t *testing.T, env testbroker.Env, topic string) []record {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	var out []record
 	for p := 0; p < testParts; p++ {
+		ctx, cancel := context.WithTimeout(context.Background(), testbroker.StallTimeout)
 		conn, err := kafka.DialLeader(ctx, "tcp", env.Brokers[0], topic, p)
+		cancel()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,11 +49,14 @@ func readAll(t *testing.T, env testbroker.Env, topic string) []record {
 			continue
 		}
 		r := kafka.NewReader(kafka.ReaderConfig{
-			Brokers: env.Brokers, Topic: topic, Partition: p, MaxWait: 50 * time.Millisecond,
-			MaxBytes: 10 << 20,
+			Brokers: env.Brokers, Topic: topic, Partition: p, MaxWait: testbroker.ReaderMaxWait,
+			MaxBytes: testbroker.ReaderMaxBytes,
 		})
 		for off := int64(0); off < last; off++ {
+			// Each record read is progress: only a read that makes none for StallTimeout fails.
+			ctx, cancel := context.WithTimeout(context.Background(), testbroker.StallTimeout)
 			m, err := r.ReadMessage(ctx)
+			cancel()
 			if err != nil {
 				r.Close()
 				t.Fatalf("partition %d offset %d: %v", p, off, err)
@@ -130,7 +133,7 @@ func TestPointWriterEndToEnd(t *testing.T) {
 				b := schema.Batch{Set: s.ID, Points: s.Points, N: nPoints, EventTime: base + int64(i), End: true}
 				batches = append(batches, Split(b, nPoints/2+3)...)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), testbroker.StallTimeout)
 			defer cancel()
 			if err := w.Write(ctx, batches...); err != nil {
 				t.Fatalf("Write: %v", err)
