@@ -38,15 +38,16 @@ type T interface {
 // shadow-memory updates for the copies dominate the profile) and several times that on a slow
 // or loaded one, so 50–100 ms livelocked the tests that read ~3 MB back at once. With
 // MinBytes 1 the broker answers as soon as any data is there, so a long MaxWait only
-// lengthens fetches that find nothing (up to MaxWait−1 s, kafka-go's RTT allowance), which
-// also bounds how long Reader.Close waits for an idle fetch.
-const ReaderMaxWait = 2 * time.Second
+// lengthens fetches that find nothing (to ¾ of MaxWait, kafka-go's RTT allowance), and so
+// how long Reader.Close waits for an idle fetch.
+const ReaderMaxWait = time.Second
 
 // ReaderMaxBytes is the kafka.ReaderConfig.MaxBytes for readers in tests: it bounds the work
-// of one fetch, and so its time to the first byte, independently of the backlog. A larger
-// record still comes back whole (Kafka and kfake return the first batch of a fetch even when
-// it exceeds the limit).
-const ReaderMaxBytes = 4 << 20
+// of one fetch, and so its time to the first byte, independently of the backlog (~13 ms
+// under -race on an idle machine against the 1 s of ReaderMaxWait). A larger record still
+// comes back whole (Kafka and kfake return the first batch of a fetch even when it exceeds
+// the limit).
+const ReaderMaxBytes = 1 << 20
 
 // StallTimeout is how long a test waits without any progress (a record read, an offset or a
 // counter moving) before it fails. Tests wait on progress, not on the total time a step
