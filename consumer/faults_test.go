@@ -328,7 +328,11 @@ func TestOutputBackPressure(t *testing.T) {
 	h := newHarnessEnv(t, defaultTopics(b.Addrs()[0]), smallSpec)
 	features := h.collect(h.env.Features)
 	const group = "backpressure"
-	rw := h.start(h.config(group, window.Config{}), nil)
+	cfg := h.config(group, window.Config{})
+	// One message per output batch: every window is its own batch, so the pipeline's
+	// MaxInFlight batches are full after a handful of windows however fast records arrive.
+	cfg.FlushMessages = 1
+	rw := h.start(cfg, nil)
 	okRecords := func() float64 { return testutilCounter(rw.metrics.Records.WithLabelValues("ok")) }
 
 	// Before: 6 complete sets, then the first half of set "span", whose window stays open
@@ -373,8 +377,8 @@ func TestOutputBackPressure(t *testing.T) {
 	featuresBefore := len(features.snapshot())
 
 	// During: 120 one-record sets at once, far more than a worker with its output blocked may
-	// process (it stalls once MaxInFlight+2 batches of one window per partition are held,
-	// ~10–20 records). The test then waits for one of two outcomes: the worker processes
+	// process (it stalls once MaxInFlight+2 one-window batches per partition are held: ~12
+	// records). The test then waits for one of two outcomes: the worker processes
 	// them all (no back-pressure: fail), or records_total{ok} stops moving for 2 s while
 	// records wait. What is asserted is where the worker stops, not when: on a loaded
 	// machine it only stops later, at the same bound.
@@ -429,6 +433,16 @@ func TestOutputBackPressure(t *testing.T) {
 	processed := okRecords() - okBefore
 	if processed >= produced {
 		t.Fatalf("processed %v of %v records produced during the outage: no back-pressure", processed, produced)
+	}
+	// The bound itself: per partition, MaxInFlight batches in flight, one more waiting to be
+	// submitted and the window in the processor's hand, one record (= one window) each.
+	inFlight := 4 // the default, which h.config keeps
+	if cfg.MaxInFlight > 0 {
+		inFlight = cfg.MaxInFlight
+	}
+	if limit := float64(len(bound) * (inFlight + 2)); processed > limit {
+		t.Errorf("processed %v records with the output blocked, more than the %v that %d partitions × (MaxInFlight %d + 2) one-window batches hold",
+			processed, limit, len(bound), inFlight)
 	}
 	t.Logf("outage: %d produce requests failed, %v records produced, %v processed before the stall; lag %v, distfeat_consumer_lag %v",
 		failed.Load(), produced, processed, produced-processed, gaugeLag())
