@@ -29,7 +29,9 @@ type record struct {
 }
 
 // readAll consumes every record currently in the topic, partition by partition, in offset
-// order.
+// order. It fetches on a plain connection rather than through a kafka.Reader, whose Close
+// waits for its next (empty) prefetch, and waits on progress: each fetch, which returns at
+// least one record, may take testbroker.StallTimeout, so a slow machine only reads slower.
 func readAll(t *testing.T, env testbroker.Env, topic string) []record {
 	t.Helper()
 	var out []record
@@ -40,28 +42,37 @@ func readAll(t *testing.T, env testbroker.Env, topic string) []record {
 		if err != nil {
 			t.Fatal(err)
 		}
-		last, err := conn.ReadLastOffset()
+		out = append(out, readPartition(t, conn, p)...)
 		conn.Close()
-		if err != nil {
-			t.Fatal(err)
+	}
+	return out
+}
+
+// readPartition reads conn's partition from offset 0 to its current end.
+func readPartition(t *testing.T, conn *kafka.Conn, p int) []record {
+	t.Helper()
+	conn.SetDeadline(time.Now().Add(testbroker.StallTimeout))
+	last, err := conn.ReadLastOffset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Seek(0, kafka.SeekAbsolute); err != nil {
+		t.Fatal(err)
+	}
+	var out []record
+	moved := time.Now()
+	for off := int64(0); off < last; {
+		if time.Since(moved) > testbroker.StallTimeout {
+			t.Fatalf("partition %d: no record past offset %d for %s (end %d)", p, off, testbroker.StallTimeout, last)
 		}
-		if last == 0 {
-			continue
-		}
-		r := kafka.NewReader(kafka.ReaderConfig{
-			Brokers: env.Brokers, Topic: topic, Partition: p, MaxWait: testbroker.ReaderMaxWait,
-			MaxBytes: testbroker.ReaderMaxBytes,
-		})
-		for off := int64(0); off < last; off++ {
-			// Each record read is progress: only a read that makes none for StallTimeout fails.
-			ctx, cancel := context.WithTimeout(context.Background(), testbroker.StallTimeout)
-			m, err := r.ReadMessage(ctx)
-			cancel()
+		conn.SetDeadline(time.Now().Add(testbroker.StallTimeout))
+		b := conn.ReadBatchWith(kafka.ReadBatchConfig{MinBytes: 1, MaxBytes: testbroker.ReaderMaxBytes, MaxWait: testbroker.ReaderMaxWait})
+		for {
+			m, err := b.ReadMessage()
 			if err != nil {
-				r.Close()
-				t.Fatalf("partition %d offset %d: %v", p, off, err)
+				break
 			}
-			rec := record{partition: m.Partition, offset: m.Offset, key: string(m.Key), headers: len(m.Headers),
+			rec := record{partition: p, offset: m.Offset, key: string(m.Key), headers: len(m.Headers),
 				timeMs: m.Time.UnixMilli(), value: m.Value}
 			for _, h := range m.Headers {
 				if h.Key == HeaderContentType {
@@ -69,8 +80,11 @@ func readAll(t *testing.T, env testbroker.Env, topic string) []record {
 				}
 			}
 			out = append(out, rec)
+			off, moved = m.Offset+1, time.Now()
 		}
-		r.Close()
+		if err := b.Close(); err != nil {
+			t.Fatalf("partition %d offset %d: %v", p, off, err)
+		}
 	}
 	return out
 }
