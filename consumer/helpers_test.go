@@ -136,7 +136,7 @@ func (h *harness) produce(format string, chunk int, batches ...schema.Batch) {
 	for _, b := range batches {
 		parts = append(parts, producer.Split(b, chunk)...)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testbroker.StallTimeout)
 	defer cancel()
 	if err := pw.Write(ctx, parts...); err != nil {
 		h.t.Fatalf("produce: %v", err)
@@ -149,7 +149,7 @@ func (h *harness) produceRaw(msgs ...kafka.Message) {
 	w := &kafka.Writer{Addr: kafka.TCP(h.env.Brokers...), Topic: h.env.Points, Balancer: &kafka.Murmur2Balancer{Consistent: true},
 		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond}
 	defer w.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testbroker.StallTimeout)
 	defer cancel()
 	if err := w.WriteMessages(ctx, msgs...); err != nil {
 		h.t.Fatalf("produce raw: %v", err)
@@ -175,7 +175,7 @@ func (h *harness) collect(topic string) *collector {
 	}
 	var wg sync.WaitGroup
 	for _, p := range md.Topics[0].Partitions {
-		r := kafka.NewReader(kafka.ReaderConfig{Brokers: h.env.Brokers, Topic: topic, Partition: p.ID, MinBytes: 1, MaxBytes: 16 << 20, MaxWait: 50 * time.Millisecond})
+		r := kafka.NewReader(kafka.ReaderConfig{Brokers: h.env.Brokers, Topic: topic, Partition: p.ID, MinBytes: 1, MaxBytes: testbroker.ReaderMaxBytes, MaxWait: testbroker.ReaderMaxWait})
 		if err := r.SetOffset(kafka.FirstOffset); err != nil {
 			h.t.Fatal(err)
 		}
@@ -205,10 +205,13 @@ func (h *harness) collect(topic string) *collector {
 	return c
 }
 
-// waitFor blocks until pred holds over the collected messages or the timeout passes.
-func (c *collector) waitFor(t *testing.T, timeout time.Duration, what string, pred func([]kafka.Message) bool) []kafka.Message {
+// waitFor blocks until pred holds over the collected messages. It waits on progress: it
+// fails only when no message arrived for stall (at least testbroker.StallTimeout, whatever
+// the caller passes), so a slow or loaded machine makes it wait longer, not fail.
+func (c *collector) waitFor(t *testing.T, stall time.Duration, what string, pred func([]kafka.Message) bool) []kafka.Message {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
+	stall = max(stall, testbroker.StallTimeout)
+	seen, moved := -1, time.Now()
 	for {
 		c.mu.Lock()
 		msgs := append([]kafka.Message(nil), c.msgs...)
@@ -216,8 +219,11 @@ func (c *collector) waitFor(t *testing.T, timeout time.Duration, what string, pr
 		if pred(msgs) {
 			return msgs
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s (have %d messages)", timeout, what, len(msgs))
+		if len(msgs) != seen {
+			seen, moved = len(msgs), time.Now()
+		}
+		if time.Since(moved) > stall {
+			t.Fatalf("no new message for %s while waiting for %s (have %d messages)", stall, what, len(msgs))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -29,36 +29,50 @@ type record struct {
 }
 
 // readAll consumes every record currently in the topic, partition by partition, in offset
-// order.
+// order. It fetches on a plain connection rather than through a kafka.Reader, whose Close
+// waits for its next (empty) prefetch, and waits on progress: each fetch, which returns at
+// least one record, may take testbroker.StallTimeout, so a slow machine only reads slower.
 func readAll(t *testing.T, env testbroker.Env, topic string) []record {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	var out []record
 	for p := 0; p < testParts; p++ {
+		ctx, cancel := context.WithTimeout(context.Background(), testbroker.StallTimeout)
 		conn, err := kafka.DialLeader(ctx, "tcp", env.Brokers[0], topic, p)
+		cancel()
 		if err != nil {
 			t.Fatal(err)
 		}
-		last, err := conn.ReadLastOffset()
+		out = append(out, readPartition(t, conn, p)...)
 		conn.Close()
-		if err != nil {
-			t.Fatal(err)
+	}
+	return out
+}
+
+// readPartition reads conn's partition from offset 0 to its current end.
+func readPartition(t *testing.T, conn *kafka.Conn, p int) []record {
+	t.Helper()
+	conn.SetDeadline(time.Now().Add(testbroker.StallTimeout))
+	last, err := conn.ReadLastOffset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Seek(0, kafka.SeekAbsolute); err != nil {
+		t.Fatal(err)
+	}
+	var out []record
+	moved := time.Now()
+	for off := int64(0); off < last; {
+		if time.Since(moved) > testbroker.StallTimeout {
+			t.Fatalf("partition %d: no record past offset %d for %s (end %d)", p, off, testbroker.StallTimeout, last)
 		}
-		if last == 0 {
-			continue
-		}
-		r := kafka.NewReader(kafka.ReaderConfig{
-			Brokers: env.Brokers, Topic: topic, Partition: p, MaxWait: 50 * time.Millisecond,
-			MaxBytes: 10 << 20,
-		})
-		for off := int64(0); off < last; off++ {
-			m, err := r.ReadMessage(ctx)
+		conn.SetDeadline(time.Now().Add(testbroker.StallTimeout))
+		b := conn.ReadBatchWith(kafka.ReadBatchConfig{MinBytes: 1, MaxBytes: testbroker.ReaderMaxBytes, MaxWait: testbroker.ReaderMaxWait})
+		for {
+			m, err := b.ReadMessage()
 			if err != nil {
-				r.Close()
-				t.Fatalf("partition %d offset %d: %v", p, off, err)
+				break
 			}
-			rec := record{partition: m.Partition, offset: m.Offset, key: string(m.Key), headers: len(m.Headers),
+			rec := record{partition: p, offset: m.Offset, key: string(m.Key), headers: len(m.Headers),
 				timeMs: m.Time.UnixMilli(), value: m.Value}
 			for _, h := range m.Headers {
 				if h.Key == HeaderContentType {
@@ -66,8 +80,11 @@ func readAll(t *testing.T, env testbroker.Env, topic string) []record {
 				}
 			}
 			out = append(out, rec)
+			off, moved = m.Offset+1, time.Now()
 		}
-		r.Close()
+		if err := b.Close(); err != nil {
+			t.Fatalf("partition %d offset %d: %v", p, off, err)
+		}
 	}
 	return out
 }
@@ -130,7 +147,7 @@ func TestPointWriterEndToEnd(t *testing.T) {
 				b := schema.Batch{Set: s.ID, Points: s.Points, N: nPoints, EventTime: base + int64(i), End: true}
 				batches = append(batches, Split(b, nPoints/2+3)...)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), testbroker.StallTimeout)
 			defer cancel()
 			if err := w.Write(ctx, batches...); err != nil {
 				t.Fatalf("Write: %v", err)

@@ -241,16 +241,22 @@ func (fr *featureReader) windows(t *testing.T) (map[string]kafka.Message, int) {
 	return out, dups
 }
 
-func (fr *featureReader) waitWindows(t *testing.T, n int, timeout time.Duration) map[string]kafka.Message {
+// waitWindows waits until n distinct windows arrived. It waits on progress: it fails only
+// when no new window arrived for stall, so a slow or loaded machine makes it wait longer,
+// not fail.
+func (fr *featureReader) waitWindows(t *testing.T, n int, stall time.Duration) map[string]kafka.Message {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
+	seen, moved := -1, time.Now()
 	for {
 		w, _ := fr.windows(t)
 		if len(w) >= n {
 			return w
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out: %d of %d windows after %s", len(w), n, timeout)
+		if len(w) != seen {
+			seen, moved = len(w), time.Now()
+		}
+		if time.Since(moved) > stall {
+			t.Fatalf("%d of %d windows, none new for %s", len(w), n, stall)
 		}
 		time.Sleep(25 * time.Millisecond)
 	}

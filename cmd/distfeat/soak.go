@@ -70,6 +70,7 @@ type soakOptions struct {
 	timelineCSV string
 	settle      time.Duration
 	timeout     time.Duration
+	stall       time.Duration
 	rssBaseline int // MiB
 	verbose     bool
 }
@@ -175,6 +176,7 @@ func parseSoakFlags(args []string, stderr io.Writer) (*soakOptions, error) {
 	fs.StringVar(&o.timelineCSV, "timeline", "", "also write every sample to this CSV `file`")
 	fs.DurationVar(&o.settle, "settle", 2*time.Second, "wait this long after the last expected window for late duplicates before stopping the workers")
 	fs.DurationVar(&o.timeout, "timeout", 45*time.Minute, "give up after this long")
+	fs.DurationVar(&o.stall, "stall", 5*time.Minute, "give up when nothing moved (points produced, points processed, windows received) for this long (0: never)")
 	fs.IntVar(&o.rssBaseline, "rss-baseline", 256, "--keys mode: `MiB` added to the memory bound for the runtime, Kafka clients and buffers")
 	fs.BoolVar(&o.verbose, "v", false, "copy the workers' logs to stderr")
 	if err := parseArgs(fs, args); err != nil {

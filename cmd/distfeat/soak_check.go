@@ -133,9 +133,10 @@ func (c *soakCollector) completeCount() int {
 	return c.complete
 }
 
-// waitDeliveries waits until n feature records have been read.
-func (c *soakCollector) waitDeliveries(ctx context.Context, n int64, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
+// waitDeliveries waits until n feature records have been read. It gives up when ctx ends or
+// when no record arrived for stall: a slow machine only makes it wait longer.
+func (c *soakCollector) waitDeliveries(ctx context.Context, n int64, stall time.Duration) error {
+	last, moved := int64(-1), time.Now()
 	for {
 		c.mu.Lock()
 		got := c.deliveries
@@ -143,8 +144,11 @@ func (c *soakCollector) waitDeliveries(ctx context.Context, n int64, timeout tim
 		if got >= n {
 			return nil
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("read %d of the %d records on the feature topic", got, n)
+		if got != last {
+			last, moved = got, time.Now()
+		}
+		if time.Since(moved) > stall || ctx.Err() != nil {
+			return fmt.Errorf("read %d of the %d records on the feature topic (none for %s)", got, n, time.Since(moved).Round(time.Second))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -50,6 +50,9 @@ type soakRun struct {
 	killed        bool
 	complete      chan struct{} // the collector's done channel until it fires, then nil
 	doneAt        time.Time
+
+	lastMove  time.Time // when produced, processed or windows last changed (--stall)
+	lastCount [3]int64  // their values then
 }
 
 // soak runs the whole thing.
@@ -237,6 +240,9 @@ func (s *soakRun) sample() {
 	}
 	smp.processed = int64(s.processed())
 	smp.windows, smp.recvPts = s.col.progress()
+	if c := [3]int64{smp.produced, smp.processed, int64(smp.windows)}; c != s.lastCount || s.lastMove.IsZero() {
+		s.lastCount, s.lastMove = c, time.Now()
+	}
 	s.rep.samples = append(s.rep.samples, smp)
 	s.col.trim(s.b, testbroker.TopicFeatures)
 	trimConsumed(s.ctx, s.b, s.admin, s.o.partitions)
@@ -288,6 +294,11 @@ func (s *soakRun) loop() (stop bool, err error) {
 		case <-sampleTick.C:
 			s.sample()
 			if s.complete == nil && !s.prodRunning && s.killed && time.Since(s.doneAt) >= s.o.settle {
+				return false, nil
+			}
+			if s.o.stall > 0 && s.complete != nil && time.Since(s.lastMove) >= s.o.stall {
+				s.rep.fail("gave up after --stall %s without progress (no point produced or processed, no window received): %d of %d sets complete",
+					s.o.stall, s.col.completeCount(), s.rep.expectedWindows)
 				return false, nil
 			}
 		}
@@ -360,8 +371,9 @@ func (s *soakRun) finish(stopCollector func() error) {
 		rep.fail("the run finished before the rebalance point (--kill-at %.2f); use more points or a smaller --lead", s.o.killAt)
 	}
 	// The final phase gets its own time limit, so that a run that timed out is still
-	// stopped cleanly and checked (the report then lists what is missing).
-	ctx, cancelFinal := context.WithTimeout(s.parent, 3*time.Minute)
+	// stopped cleanly and checked (the report then lists what is missing). It is only a far
+	// ceiling: reading the feature topic to its end gives up after a minute without a record.
+	ctx, cancelFinal := context.WithTimeout(s.parent, 10*time.Minute)
 	defer cancelFinal()
 	s.stopWorkers(ctx)
 	_, rep.selfHWM, _ = procMemory(os.Getpid())
@@ -371,7 +383,7 @@ func (s *soakRun) finish(stopCollector func() error) {
 	// flushes) is compared, then check.
 	if end, err := topicEnd(ctx, s.brokers, testbroker.TopicFeatures); err != nil {
 		rep.fail("feature topic end offsets: %v", err)
-	} else if err := s.col.waitDeliveries(ctx, end, 60*time.Second); err != nil {
+	} else if err := s.col.waitDeliveries(ctx, end, time.Minute); err != nil {
 		rep.fail("%v", err)
 	}
 	if err := stopCollector(); err != nil {

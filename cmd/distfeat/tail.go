@@ -50,6 +50,19 @@ func runTail(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return err
 }
 
+// The feature readers' fetch settings. kafka-go uses MaxWait also as the read deadline for a
+// fetch response's first bytes, and drops a fetch that misses it to send it again from the
+// same offset; so MaxWait must leave the broker time to assemble the largest response
+// (MaxBytes), or a backlog beyond what it can serve within MaxWait is never read (the soak's
+// checker stalled this way behind the race-built embedded broker on a slow machine with
+// 100 ms and 64 MiB; 1 MiB takes it ~13 ms there on an idle machine). With MinBytes 1 the broker answers as soon as data is there; MaxWait
+// only lengthens fetches that find nothing. A record larger than MaxBytes still comes back
+// whole (the broker returns a fetch's first batch whatever its size).
+const (
+	featureFetchBytes = 1 << 20
+	featureFetchWait  = time.Second
+)
+
 // consumeFeatures reads every partition of topic (no consumer group) and calls onRecord for
 // each decoded message until it returns false, ctx ends, or idle passes without records.
 func consumeFeatures(ctx context.Context, cc clusterConn, topic string, fromBeginning bool, idle time.Duration,
@@ -66,7 +79,7 @@ func consumeFeatures(ctx context.Context, cc clusterConn, topic string, fromBegi
 	var wg sync.WaitGroup
 	for _, p := range parts {
 		r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topic, Partition: p, Dialer: cc.dialer,
-			MinBytes: 1, MaxBytes: 64 << 20, MaxWait: 100 * time.Millisecond})
+			MinBytes: 1, MaxBytes: featureFetchBytes, MaxWait: featureFetchWait})
 		start := kafka.LastOffset
 		if fromBeginning {
 			start = kafka.FirstOffset

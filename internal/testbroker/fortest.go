@@ -28,6 +28,32 @@ type T interface {
 	Fatalf(format string, args ...any)
 }
 
+// ReaderMaxWait is the kafka.ReaderConfig.MaxWait for readers in tests (and in the dev
+// commands that read back what they produced). kafka-go uses MaxWait not only as the time the
+// broker may wait for data but also as the read deadline for the fetch response's first bytes:
+// a broker that needs longer than MaxWait to assemble a response makes kafka-go drop the
+// fetch and send it again from the same offset, and a reader whose backlog has grown past
+// what the broker can serve within MaxWait makes no progress at all. The embedded broker
+// under the race detector needs ~13 ms per MB of response on an idle fast machine (tsan's
+// shadow-memory updates for the copies dominate the profile) and several times that on a slow
+// or loaded one, so 50–100 ms livelocked the tests that read ~3 MB back at once. With
+// MinBytes 1 the broker answers as soon as any data is there, so a long MaxWait only
+// lengthens fetches that find nothing (to ¾ of MaxWait, kafka-go's RTT allowance), and so
+// how long Reader.Close waits for an idle fetch.
+const ReaderMaxWait = time.Second
+
+// ReaderMaxBytes is the kafka.ReaderConfig.MaxBytes for readers in tests: it bounds the work
+// of one fetch, and so its time to the first byte, independently of the backlog (~13 ms
+// under -race on an idle machine against the 1 s of ReaderMaxWait). A larger record still
+// comes back whole (Kafka and kfake return the first batch of a fetch even when it exceeds
+// the limit).
+const ReaderMaxBytes = 1 << 20
+
+// StallTimeout is how long a test waits without any progress (a record read, an offset or a
+// counter moving) before it fails. Tests wait on progress, not on the total time a step
+// takes, so a slow or loaded machine only makes them slower; this limit only catches a hang.
+const StallTimeout = time.Minute
+
 // Env is where a test's Kafka traffic goes: bootstrap addresses and the three topic names.
 type Env struct {
 	Brokers  []string

@@ -175,7 +175,7 @@ func testRoundTrip(t *testing.T, b *Broker, codec kafka.Compression) {
 			Brokers:   b.Addrs(),
 			Topic:     TopicPoints,
 			Partition: p,
-			MaxWait:   50 * time.Millisecond,
+			MaxWait:   ReaderMaxWait,
 			Dialer:    &kafka.Dialer{Timeout: 2 * time.Second},
 		})
 		for i := 0; i < 3; i++ {
@@ -202,7 +202,7 @@ func testRoundTrip(t *testing.T, b *Broker, codec kafka.Compression) {
 	// must return exactly offset 2 first (kfake serves whole batches; kafka-go skips the
 	// records before the requested offset).
 	r := kafka.NewReader(kafka.ReaderConfig{
-		Brokers: b.Addrs(), Topic: TopicPoints, Partition: 2, MaxWait: 50 * time.Millisecond,
+		Brokers: b.Addrs(), Topic: TopicPoints, Partition: 2, MaxWait: ReaderMaxWait,
 		Dialer: &kafka.Dialer{Timeout: 2 * time.Second},
 	})
 	defer r.Close()
@@ -612,7 +612,7 @@ func TestDataDirPersists(t *testing.T) {
 	b1.Close()
 
 	b2 := startBroker(t, Options{Partitions: 2, DataDir: dir})
-	r := kafka.NewReader(kafka.ReaderConfig{Brokers: b2.Addrs(), Topic: TopicFeatures, Partition: 1, MaxWait: 50 * time.Millisecond})
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: b2.Addrs(), Topic: TopicFeatures, Partition: 1, MaxWait: ReaderMaxWait})
 	defer r.Close()
 	m, err := r.ReadMessage(ctx)
 	if err != nil || string(m.Value) != "kept" || m.Offset != 0 {
