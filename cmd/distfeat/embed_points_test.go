@@ -1,0 +1,163 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/schema"
+)
+
+const pointTestSpec = `{"version":1,"seed":11,"dim":2,"bounds":{"lo":[0,0],"hi":[10,10]},
+ "families":[{"name":"mmd","kind":"mmd","features":64,"bandwidth":0.1},{"name":"l2","kind":"l2","basis":8}]}`
+
+const pointTestPointSpec = `{"name":"mt","set_family":"mmd","sigma_p":0.3,"sigma_x":0.2,"features":32}`
+
+// pointInput is n sets of sizes 1, 3, 5, … points (one over embedPointChunk) in the raw
+// units of pointTestSpec.
+func pointInput(n int) (string, map[string][]float64) {
+	var b strings.Builder
+	sets := map[string][]float64{}
+	rng := embedding.NewRNG(3, "embed-points")
+	for s := 0; s < n; s++ {
+		name := fmt.Sprintf("s%02d", s)
+		k := 2*s + 1
+		if s == n-1 {
+			k = embedPointChunk + 7
+		}
+		var pts []string
+		for i := 0; i < k; i++ {
+			x, y := 10*rng.Float64(), 10*rng.Float64()
+			sets[name] = append(sets[name], x, y)
+			pts = append(pts, fmt.Sprintf("[%v,%v]", x, y))
+		}
+		fmt.Fprintf(&b, `{"set":%q,"points":[%s]}`+"\n", name, strings.Join(pts, ","))
+	}
+	return b.String(), sets
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestEmbedPoints: `embed --points` writes one row per point, in input order with its index,
+// bit-identical to the library (window features → PointMap.SetPart → Points), in both
+// formats and for any --workers.
+func TestEmbedPoints(t *testing.T) {
+	specPath, ptsSpecPath := writeFile(t, "spec.json", pointTestSpec), writeFile(t, "mt.json", pointTestPointSpec)
+	input, sets := pointInput(5)
+	spec, err := embedding.ParseSpec([]byte(pointTestSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb, err := embedding.New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ps embedding.PointSpec
+	if err := json.Unmarshal([]byte(pointTestPointSpec), &ps); err != nil {
+		t.Fatal(err)
+	}
+	pm, err := embedding.NewPointMap(emb, ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]float32{}
+	for name, x := range sets {
+		u := make([]float64, len(x))
+		if _, err := emb.Normalize(u, x); err != nil {
+			t.Fatal(err)
+		}
+		out := make([]float32, len(u)/2*pm.Len())
+		pm.Points(pm.SetPart(emb.Embed(u), nil), u, out)
+		want[name] = out
+	}
+	dir := t.TempDir()
+	var arrowBytes []byte
+	for _, tc := range []struct{ format, workers string }{{"arrow", "1"}, {"arrow", "3"}, {"jsonl", "2"}} {
+		pointsPath := filepath.Join(dir, "points."+tc.format+tc.workers)
+		code, _, stderr := runCLI(t, input, "embed", "--spec", specPath, "--out", filepath.Join(dir, "w"),
+			"--points", pointsPath, "--point-spec", ptsSpecPath, "--format", tc.format, "--workers", tc.workers)
+		if code != 0 {
+			t.Fatalf("%+v: exit %d: %s", tc, code, stderr)
+		}
+		data, err := os.ReadFile(pointsPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows []schema.PointLine
+		if tc.format == "arrow" {
+			if arrowBytes == nil {
+				arrowBytes = data
+			} else if string(arrowBytes) != string(data) {
+				t.Errorf("--workers %s: the Arrow bytes differ from --workers 1", tc.workers)
+			}
+			if rows, _, err = schema.DecodePoints(data); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+				var r schema.PointLine
+				if err := json.Unmarshal([]byte(l), &r); err != nil {
+					t.Fatal(err)
+				}
+				rows = append(rows, r)
+			}
+		}
+		total, next := 0, map[string]int64{}
+		for _, r := range rows {
+			if r.Index != next[r.Set] {
+				t.Fatalf("%+v: set %s: index %d, want %d (input order)", tc, r.Set, r.Index, next[r.Set])
+			}
+			next[r.Set]++
+			w := want[r.Set][int(r.Index)*pm.Len() : int(r.Index+1)*pm.Len()]
+			for j, v := range r.Features["mt"] {
+				if math.Float32bits(v) != math.Float32bits(w[j]) {
+					t.Fatalf("%+v: set %s point %d feature %d: %v, library %v", tc, r.Set, r.Index, j, v, w[j])
+				}
+			}
+			if r.SpecID != spec.ID() {
+				t.Fatalf("spec_id %q, want %q", r.SpecID, spec.ID())
+			}
+			total++
+		}
+		for name, x := range sets {
+			if int(next[name]) != len(x)/2 {
+				t.Errorf("%+v: set %s: %d rows, want %d", tc, name, next[name], len(x)/2)
+			}
+		}
+		if total == 0 {
+			t.Fatalf("no rows")
+		}
+	}
+}
+
+func TestEmbedPointsErrors(t *testing.T) {
+	specPath := writeFile(t, "spec.json", pointTestSpec)
+	input, _ := pointInput(2)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--points", "p.arrow"}, "--points needs --point-spec"},
+		{[]string{"--point-spec", writeFile(t, "a.json", pointTestPointSpec)}, "only with --points"},
+		{[]string{"--points", "-", "--point-spec", writeFile(t, "b.json", pointTestPointSpec)}, "must be different files"},
+		{[]string{"--out", "o", "--points", "p", "--point-spec", writeFile(t, "c.json", `{"name":"mt","sigma_x":0.2,"features":32,"bogus":1}`)}, `unknown field "bogus"`},
+		{[]string{"--out", "o", "--points", "p", "--point-spec", writeFile(t, "d.json", `{"name":"mt","set_family":"l2","sigma_p":1,"sigma_x":0.2,"features":32}`)}, "set_family"},
+	} {
+		code, _, stderr := runCLI(t, input, append([]string{"embed", "--spec", specPath}, tc.args...)...)
+		if code == 0 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want an error containing %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
