@@ -88,7 +88,7 @@ type MarginalResult struct {
 	Rule string
 	// MedianPsi and MedianX are the scales the default grids are built on.
 	MedianPsi, MedianX float64
-	Sets, Folds      int
+	Sets, Folds        int
 }
 
 // Defaults of MarginalOptions.
