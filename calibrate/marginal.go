@@ -41,10 +41,11 @@ type MarginalOptions struct {
 	// Name is the per-point column name (default "mt").
 	Name string
 	// SigmaP are the σ_P candidates besides pooling (default m·2^{k/2}, k = −4…6 step 2,
-	// m the median distance ‖Ψ(P)−Ψ(P′)‖ between the sets).
+	// m the median distance ‖Ψ(P)−Ψ(P′)‖ between the sets; extended by doublings, at most
+	// twice, while the best candidate is at its largest value).
 	SigmaP []float64
 	// SigmaX are the σ_X candidates (default h·2^{k/2}, k = −4…4 step 2, h the median
-	// distance between two points of a set, normalised units).
+	// distance between two points of a set, normalised units; extended like SigmaP).
 	SigmaX []float64
 	// Features are the D candidates (default 256, 512, 1024): the grid search runs at the
 	// first; the smallest D within 0.005 of the best accuracy at the chosen σ's is proposed.
@@ -98,6 +99,19 @@ var (
 )
 
 const defaultMTMaxPoints = 256
+
+// mtMaxExtensions is how many times MarginalTransfer may extend its default grids upward.
+const mtMaxExtensions = 2
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
 
 // mtSet is one set prepared for the search.
 type mtSet struct {
@@ -236,19 +250,60 @@ func MarginalTransfer(ctx context.Context, emb *embedding.Embedder, sets []Label
 			sigmaX = append(sigmaX, mtRound(res.MedianX*math.Pow(2, float64(k)/2)))
 		}
 	}
+	ev := &mtEval{emb: emb, sets: prep, classes: len(names), folds: folds, lambdas: o.Lambdas, name: o.Name, family: o.SetFamily}
+	// The grid, extended (up to mtMaxExtensions times) by one doubling of σ_X or σ_P when a
+	// best candidate sits at its largest value: the grids come from medians, and data whose
+	// boundary is smooth (or whose marginal matters little) want larger σ's.
 	var cands []MarginalCandidate
-	for _, sx := range sigmaX {
-		cands = append(cands, MarginalCandidate{Pooling: true, SigmaX: sx, Features: o.Features[0]})
-		for _, sp := range sigmaP {
-			cands = append(cands, MarginalCandidate{SigmaP: sp, SigmaX: sx, Features: o.Features[0]})
+	done := map[[2]float64]bool{}
+	var bestP, bestM int
+	for round := 0; ; round++ {
+		var fresh []MarginalCandidate
+		for _, sx := range sigmaX {
+			for _, sp := range append([]float64{0}, sigmaP...) {
+				if done[[2]float64{sp, sx}] {
+					continue
+				}
+				done[[2]float64{sp, sx}] = true
+				fresh = append(fresh, MarginalCandidate{Pooling: sp == 0, SigmaP: sp, SigmaX: sx, Features: o.Features[0]})
+			}
+		}
+		if err := ev.run(ctx, fresh, o.Workers); err != nil {
+			return nil, err
+		}
+		cands = append(cands, fresh...)
+		bestP, bestM = -1, -1
+		for i, c := range cands {
+			if c.Pooling && (bestP < 0 || c.Accuracy > cands[bestP].Accuracy) {
+				bestP = i
+			}
+			if !c.Pooling && (bestM < 0 || c.Accuracy > cands[bestM].Accuracy) {
+				bestM = i
+			}
+		}
+		if round == mtMaxExtensions || len(o.SigmaP)+len(o.SigmaX) > 0 {
+			break // user-given grids are not extended
+		}
+		lastX, lastP := sigmaX[len(sigmaX)-1], sigmaP[len(sigmaP)-1]
+		extended := false
+		if cands[bestP].SigmaX == lastX || cands[bestM].SigmaX == lastX {
+			sigmaX, extended = append(sigmaX, mtRound(2*lastX)), true
+		}
+		if cands[bestM].SigmaP == lastP {
+			sigmaP, extended = append(sigmaP, mtRound(2*lastP)), true
+		}
+		if !extended {
+			break
 		}
 	}
-	ev := &mtEval{emb: emb, sets: prep, classes: len(names), folds: folds, lambdas: o.Lambdas, name: o.Name, family: o.SetFamily}
-	if err := ev.run(ctx, cands, o.Workers); err != nil {
-		return nil, err
-	}
+	slices.SortStableFunc(cands, func(a, b MarginalCandidate) int {
+		if a.SigmaX != b.SigmaX {
+			return cmpFloat(a.SigmaX, b.SigmaX)
+		}
+		return cmpFloat(a.SigmaP, b.SigmaP) // pooling (0) first
+	})
 	res.Grid = append(res.Grid, cands...)
-	bestP, bestM := -1, -1
+	bestP, bestM = -1, -1
 	for i, c := range cands {
 		if c.Pooling && (bestP < 0 || c.Accuracy > cands[bestP].Accuracy) {
 			bestP = i
