@@ -45,6 +45,9 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.IntVar(&f.opts.MaxPoints, "sample-points", calibrate.DefaultMaxPoints, "`points` per set in the exact mean-map kernels")
 	fs.Float64Var(&f.opts.Error, "error", calibrate.DefaultError, "target RMS error of one approximate kernel value (`ε`, e.g. 0.03)")
 	fs.Float64Var(&f.opts.TargetR2, "r2", calibrate.DefaultTargetR2, "R² of the approximate Gram matrix the feature counts aim for (`0..1`)")
+	var mf marginalFlags
+	fs.StringVar(&mf.label, "point-label", "", "marginal transfer: the input lines' per-point label array `field`; choose sigma_p, sigma_x and features by cross-validation over sets (needs --point-spec-out)")
+	fs.StringVar(&mf.out, "point-spec-out", "", "with --point-label: write the proposed per-point configuration (embed --point-spec) to this `file`")
 	dialer, transport, err := parseClientFlags(fs, args)
 	if err != nil {
 		return err
@@ -54,6 +57,9 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	if (f.in == "") == (f.topic == "") {
 		return usageError("give exactly one of --in FILE or --from-topic TOPIC")
+	}
+	if (mf.label == "") != (mf.out == "") || mf.label != "" && f.in == "" || mf.out == "-" && f.out == "-" {
+		return usageError("--point-label FIELD goes with --point-spec-out FILE (not - when --out is -) and --in FILE")
 	}
 	var base *embedding.Spec
 	if f.specPath != "" {
@@ -70,9 +76,13 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	prog := newProgress(stderr, "calibrate")
 	defer prog.done()
 	var sets []calibrate.Set
-	if f.in != "" {
+	var labelled []calibrate.LabelledSet
+	switch {
+	case mf.label != "":
+		sets, labelled, f.dim, err = readLabelledLines(f.in, f.dim, f.maxSets, mf.label)
+	case f.in != "":
 		sets, f.dim, err = readCalibrationLines(f.in, f.dim, f.maxSets)
-	} else {
+	default:
 		cc := clusterConn{brokers: strings.Split(f.brokers, ","), dialer: dialer, transport: transport}
 		tctx, cancel := context.WithTimeout(ctx, f.topicTimeout)
 		sets, f.dim, err = readCalibrationTopic(tctx, cc, f.topic, f.dim, f.maxSets, stderr, prog)
@@ -87,7 +97,14 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	prog.done()
-	return writeCalibration(res, f, stdout)
+	if err := writeCalibration(res, f, stdout); err != nil || mf.label == "" {
+		return err
+	}
+	w := stdout
+	if f.out == "-" {
+		w = io.Discard // keep stdout a valid spec
+	}
+	return runMarginalCalibration(ctx, res.Spec, labelled, mf, stdout, w)
 }
 
 // writeCalibration writes the spec (indented canonical JSON), the report, and the summary.

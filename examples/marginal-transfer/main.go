@@ -55,7 +55,15 @@ func main() {
 	test := flag.Int("test", 10, "unseen test domains")
 	points := flag.Int("points", 200, "points per domain (synthetic cases)")
 	verbose := flag.Bool("v", false, "print the calibration grid of each case")
+	write := flag.String("write", "", "instead of the table: write the -case's domains to `dir`/train.jsonl (with a per-point label array \"y\") and dir/test.jsonl (without), for distfeat calibrate and embed")
 	flag.Parse()
+	if *write != "" {
+		if err := WriteCase(*which, Config{Train: *train, Test: *test, Points: *points, Digits: *digits}, *write); err != nil {
+			fmt.Fprintln(os.Stderr, "marginal-transfer:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	cases := []string{*which}
 	if *which == "all" {
 		cases = []string{"rotated", "noinfo"}
@@ -113,10 +121,8 @@ type Data struct {
 	Train, Test []calibrate.LabelledSet
 }
 
-// RunCase generates a case, calibrates on its training domains and scores on its test domains.
-func RunCase(ctx context.Context, name string, c Config) (Row, *calibrate.MarginalResult, error) {
-	var data Data
-	var err error
+// Generate draws a case's domains.
+func Generate(name string, c Config) (data Data, err error) {
 	switch name {
 	case "rotated":
 		data = Synthetic(name, c.Train, c.Test, c.Points, rotatedDomain)
@@ -125,8 +131,67 @@ func RunCase(ctx context.Context, name string, c Config) (Row, *calibrate.Margin
 	case "digits":
 		data, err = Digits(c.Digits, c.Train, c.Test)
 	default:
-		err = fmt.Errorf("unknown case %q", name)
+		err = fmt.Errorf("unknown case %q (want rotated, noinfo or digits)", name)
 	}
+	return data, err
+}
+
+// WriteCase writes a case's training domains, with their labels as the array "y", to
+// dir/train.jsonl and its test domains without labels to dir/test.jsonl, one set per line in
+// distfeat's input format.
+func WriteCase(name string, c Config, dir string) error {
+	data, err := Generate(name, c)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	d := data.Spec.Dim
+	for _, part := range []struct {
+		file   string
+		sets   []calibrate.LabelledSet
+		labels bool
+	}{{"train.jsonl", data.Train, true}, {"test.jsonl", data.Test, false}} {
+		var b strings.Builder
+		for _, s := range part.sets {
+			fmt.Fprintf(&b, `{"set":%q,"points":[`, s.ID)
+			for i := 0; i < len(s.Points)/d; i++ {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				b.WriteByte('[')
+				for j, v := range s.Points[i*d : (i+1)*d] {
+					if j > 0 {
+						b.WriteByte(',')
+					}
+					b.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+				}
+				b.WriteByte(']')
+			}
+			b.WriteString("]")
+			if part.labels {
+				b.WriteString(`,"y":[`)
+				for i, l := range s.Labels {
+					if i > 0 {
+						b.WriteByte(',')
+					}
+					fmt.Fprintf(&b, "%q", l)
+				}
+				b.WriteString("]")
+			}
+			b.WriteString(",\"end\":true}\n")
+		}
+		if err := os.WriteFile(dir+"/"+part.file, []byte(b.String()), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RunCase generates a case, calibrates on its training domains and scores on its test domains.
+func RunCase(ctx context.Context, name string, c Config) (Row, *calibrate.MarginalResult, error) {
+	data, err := Generate(name, c)
 	if err != nil {
 		return Row{}, nil, err
 	}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/distfeat/distfeat/calibrate"
+	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/schema"
+)
+
+// marginalFlags are calibrate's marginal-transfer settings (docs/marginal-transfer.md).
+type marginalFlags struct {
+	label string // per-point label array field of the input lines
+	out   string // where to write the proposed per-point configuration
+}
+
+// readLabelledLines is readCalibrationLines for input lines that carry a per-point label
+// array in field (parallel to points; strings or numbers, compared by their JSON text with
+// the quotes of a string removed). The field is removed before the line is decoded as a
+// points record. A set whose line has no such field is used for the spec but not for the
+// marginal-transfer search.
+func readLabelledLines(path string, dim, maxSets int, field string) ([]calibrate.Set, []calibrate.LabelledSet, int, error) {
+	r, closeIn, err := openInput(path)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	defer closeIn()
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<20), maxLineBytes)
+	var sets []calibrate.Set
+	var labelled []calibrate.LabelledSet
+	for line := 1; sc.Scan() && len(sets) < maxSets; line++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(sc.Bytes(), &obj); err != nil {
+			return nil, nil, 0, fmt.Errorf("line %d: %w", line, err)
+		}
+		rawLabels, hasLabels := obj[field]
+		delete(obj, field)
+		rest, err := json.Marshal(obj)
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("line %d: %w", line, err)
+		}
+		if dim == 0 {
+			if dim, err = firstPointDim(rest); err != nil {
+				return nil, nil, 0, fmt.Errorf("line %d: %w", line, err)
+			}
+		}
+		bs, err := schema.DecodeRecord(nil, rest, schema.ContentTypeJSON, 0, schema.DecodeOptions{Dim: dim, MaxPoints: maxLineBytes})
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("line %d: %w", line, err)
+		}
+		sets = append(sets, calibrate.Set{ID: bs[0].Set, Points: bs[0].Points})
+		if !hasLabels {
+			continue
+		}
+		var vals []json.RawMessage
+		if err := json.Unmarshal(rawLabels, &vals); err != nil {
+			return nil, nil, 0, fmt.Errorf("line %d: --point-label %q: want an array with one label per point: %w", line, field, err)
+		}
+		if len(vals) != bs[0].N {
+			return nil, nil, 0, fmt.Errorf("line %d: --point-label %q has %d labels for %d points", line, field, len(vals), bs[0].N)
+		}
+		ls := calibrate.LabelledSet{ID: bs[0].Set, Points: bs[0].Points, Labels: make([]string, len(vals))}
+		for i, v := range vals {
+			var s string
+			if json.Unmarshal(v, &s) == nil {
+				ls.Labels[i] = s
+			} else {
+				ls.Labels[i] = string(bytes.TrimSpace(v))
+			}
+		}
+		labelled = append(labelled, ls)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, nil, 0, err
+	}
+	if len(sets) == 0 {
+		return nil, nil, 0, errors.New("no sets in the input")
+	}
+	if len(labelled) == 0 {
+		return nil, nil, 0, fmt.Errorf("--point-label %q: no input line has this field", field)
+	}
+	return sets, labelled, dim, nil
+}
+
+// runMarginalCalibration chooses the per-point configuration for the proposed spec by
+// cross-validation over the labelled sets, writes it to mf.out and the grid to w.
+func runMarginalCalibration(ctx context.Context, spec *embedding.Spec, labelled []calibrate.LabelledSet, mf marginalFlags, stdout, w io.Writer) error {
+	emb, err := embedding.New(spec)
+	if err != nil {
+		return err
+	}
+	res, err := calibrate.MarginalTransfer(ctx, emb, labelled, calibrate.MarginalOptions{})
+	if err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(res.Spec, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if mf.out == "-" {
+		if _, err := stdout.Write(b); err != nil {
+			return err
+		}
+	} else if err := os.WriteFile(mf.out, b, 0o644); err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, "\n"+res.Summary())
+	return err
+}
