@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // Choosing σ_P and σ_X of marginal-transfer per-point features (embedding.PointMap) by
@@ -77,8 +78,9 @@ type MarginalCandidate struct {
 
 // MarginalResult is MarginalTransfer's proposal with the whole grid.
 type MarginalResult struct {
-	// Spec is the proposed per-point configuration.
-	Spec embedding.PointSpec
+	// Family is the proposed marginal_transfer family (name, set_family, sigma_p, sigma_x,
+	// features, or pooling), ready to append to the spec's families.
+	Family spec.Family
 	// Lambda is the ridge penalty (relative) that went with it.
 	Lambda float64
 	// Chosen is the proposed candidate; BestPooling and BestMarginal the best of each kind.
@@ -345,9 +347,9 @@ func MarginalTransfer(ctx context.Context, emb *embedding.Embedder, sets []Label
 		}
 	}
 	res.Chosen, res.Lambda = chosen, chosen.Lambda
-	res.Spec = embedding.PointSpec{Name: o.Name, SigmaX: chosen.SigmaX, Features: chosen.Features, Pooling: chosen.Pooling}
+	res.Family = spec.Family{Name: o.Name, Kind: spec.KindMarginal, SigmaX: chosen.SigmaX, Features: chosen.Features, Pooling: chosen.Pooling}
 	if !chosen.Pooling {
-		res.Spec.SetFamily, res.Spec.SigmaP = o.SetFamily, chosen.SigmaP
+		res.Family.SetFamily, res.Family.SigmaP = o.SetFamily, chosen.SigmaP
 	}
 	return res, nil
 }
@@ -414,7 +416,7 @@ func (ev *mtEval) run(ctx context.Context, cands []MarginalCandidate, workers in
 // (each set counts equally, as in the paper's loss); per fold, the ridge solution on the
 // other folds' sums for each λ, scored on the fold's sets.
 func (ev *mtEval) score(c *MarginalCandidate) error {
-	ps := embedding.PointSpec{Name: ev.name, SigmaX: c.SigmaX, Features: c.Features, Pooling: c.Pooling}
+	ps := spec.Family{Name: ev.name, Kind: spec.KindMarginal, SigmaX: c.SigmaX, Features: c.Features, Pooling: c.Pooling}
 	if !c.Pooling {
 		ps.SetFamily, ps.SigmaP = ev.family, c.SigmaP
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // shiftDomains draws n domains of 1-D points (dim 2, the second coordinate noise): class "+"
@@ -41,12 +42,12 @@ func shiftDomains(n, points int, informative bool, stream string) []LabelledSet 
 
 func shiftEmbedder(t *testing.T) *embedding.Embedder {
 	t.Helper()
-	spec, err := embedding.ParseSpec([]byte(`{"version":1,"seed":42,"dim":2,"bounds":{"lo":[-6,-6],"hi":[6,6]},
+	sp, err := spec.ParseSpec([]byte(`{"version":1,"seed":42,"dim":2,"bounds":{"lo":[-6,-6],"hi":[6,6]},
 	  "families":[{"name":"psi","kind":"mmd","features":128,"bandwidth":0.06}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	emb, err := embedding.New(spec)
+	emb, err := embedding.New(sp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,9 +86,9 @@ func TestMarginalTransferChoice(t *testing.T) {
 				t.Errorf("σ_P below a third of the median set distance should be clearly worse than pooling: %+v vs %.3f", tooSmall, res.BestPooling.Accuracy)
 			}
 			if tc.informative {
-				if res.Spec.Pooling || res.Chosen.Accuracy < res.BestPooling.Accuracy+0.1 {
+				if res.Family.Pooling || res.Chosen.Accuracy < res.BestPooling.Accuracy+0.1 {
 					t.Errorf("informative marginal: proposed %+v (CV %.3f), pooling CV %.3f; want marginal transfer, ≥ 0.1 better",
-						res.Spec, res.Chosen.Accuracy, res.BestPooling.Accuracy)
+						res.Family, res.Chosen.Accuracy, res.BestPooling.Accuracy)
 				}
 				return
 			}

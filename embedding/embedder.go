@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"math"
 	"sync"
+
+	"github.com/distfeat/distfeat/spec"
 )
 
 // Column is one output vector: a family's features, or an hdd family's `<name>_coef`.
@@ -40,17 +42,18 @@ var (
 // Embedder is a compiled spec: every family's random draws are made once, in New, and are
 // shared read-only by all sketches. It is safe for concurrent use; its sketches are not.
 type Embedder struct {
-	spec    *Spec
+	spec    *spec.Spec
 	id      string
 	dim     int
 	lo      []float64
 	width   []float64 // hi − lo
 	reject  bool
 	fams    []family
-	names   []string // family names, parallel to fams
-	colsOf  [][2]int // column range of each family
-	cols    []Column // all columns in output order
-	colLens []int    // cols[i].Len
+	names   []string    // family names, parallel to fams
+	colsOf  [][2]int    // column range of each family
+	cols    []Column    // all columns in output order
+	colLens []int       // cols[i].Len
+	points  []*PointMap // the marginal_transfer families' per-point maps, in spec order
 
 	addWorkers int       // WithAddWorkers: goroutines a large Sketch.Add may use (≤ 1: none)
 	helpers    sync.Pool // *Sketch: empty sketches the parallel Add accumulates into
@@ -71,12 +74,12 @@ func WithAddWorkers(n int) Option {
 
 // New validates spec and compiles it, configured by opts. The spec is copied: later changes
 // to it have no effect.
-func New(spec *Spec, opts ...Option) (*Embedder, error) {
-	if spec == nil {
-		return nil, &SpecError{Msg: "nil spec"}
+func New(sp *spec.Spec, opts ...Option) (*Embedder, error) {
+	if sp == nil {
+		return nil, &spec.SpecError{Msg: "nil spec"}
 	}
-	s := spec.clone()
-	if err := s.validate(nil); err != nil {
+	s := sp.Clone()
+	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	e := &Embedder{
@@ -104,26 +107,24 @@ func New(spec *Spec, opts ...Option) (*Embedder, error) {
 	for _, c := range e.cols {
 		e.colLens = append(e.colLens, c.Len)
 	}
+	for _, f := range e.fams {
+		if p, ok := f.(*pointFamily); ok {
+			p.m.resolve(e.cols)
+			e.points = append(e.points, p.m)
+		}
+	}
 	for _, o := range opts {
 		o(e)
 	}
 	return e, nil
 }
 
-// compileFamily compiles the spec's idx-th family of a validated spec.
-func compileFamily(s *Spec, idx int) (family, error) {
-	switch s.Families[idx].Kind {
-	case kindMMD:
-		return compileMMD(s, idx)
-	case kindL2:
-		return compileL2(s, idx)
-	default: // kindHDD: validation admits no other kind
-		return compileHDD(s, idx)
-	}
-}
+// PointMaps lists the per-point maps of the spec's marginal_transfer families, in spec
+// order (nil without such families). The slice is a copy; the maps are shared.
+func (e *Embedder) PointMaps() []*PointMap { return append([]*PointMap(nil), e.points...) }
 
 // Spec returns a copy of the resolved spec the embedder was compiled from.
-func (e *Embedder) Spec() *Spec { return e.spec.clone() }
+func (e *Embedder) Spec() *spec.Spec { return e.spec.Clone() }
 
 // Dim is the dimension of the points.
 func (e *Embedder) Dim() int { return e.dim }

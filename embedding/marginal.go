@@ -3,6 +3,9 @@ package embedding
 import (
 	"fmt"
 	"math"
+
+	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // Marginal transfer (Blanchard, Deshmukh, Dogan, Lee & Scott, "Domain Generalization by
@@ -29,29 +32,13 @@ import (
 // own stream, a pooled map and a marginal-transfer map of the same name and σ_X share their
 // ω_X exactly: pooling is the σ_P → ∞ limit of the same features.
 
-// PointSpec configures a marginal-transfer per-point feature map (see NewPointMap).
-type PointSpec struct {
-	// Name is the output column of the per-point features, [a-z0-9_]+, and the RNG stream
-	// of the draws: ω_X from stream Name, ω_P from stream Name+"/set".
-	Name string `json:"name"`
-	// SetFamily names the `mmd` family (without the rbf stage) whose window features are
-	// Ψ(P). Not allowed with Pooling.
-	SetFamily string `json:"set_family,omitempty"`
-	// SigmaP is the set kernel's bandwidth, in the units of Ψ (‖Ψ‖ ≤ 1). Not allowed with
-	// Pooling.
-	SigmaP float64 `json:"sigma_p,omitempty"`
-	// SigmaX is the point kernel's bandwidth in normalised units (like mmd's bandwidth).
-	SigmaX float64 `json:"sigma_x"`
-	// Features is D, the length of each point's feature vector (even).
-	Features int `json:"features"`
-	// Pooling selects the constant set kernel (σ_P = ∞): features of the point alone.
-	Pooling bool `json:"pooling,omitempty"`
-}
-
-// PointMap is a compiled marginal-transfer per-point feature map: its random draws are made
-// once, in NewPointMap, and shared read-only. It is safe for concurrent use.
+// PointMap is a compiled marginal-transfer per-point feature map (a `marginal_transfer`
+// family of the spec): its random draws are made once and shared read-only. It is safe for
+// concurrent use. An Embedder compiles one per marginal_transfer family of its spec
+// (Embedder.PointMaps); NewPointMap compiles a family that is not in the spec (candidates
+// of a search).
 type PointMap struct {
-	spec   PointSpec
+	fam    spec.Family
 	d      int       // point dimension
 	dp     int       // length of Ψ (0 with pooling)
 	setCol int       // index of Ψ's column in the embedder's output (-1 with pooling)
@@ -59,89 +46,98 @@ type PointMap struct {
 	wx     []float64 // ω_X,rj/σ_X at wx[r·d+j]
 	wp     []float64 // ω_P,rj/σ_P at wp[r·dp+j]
 	emit   *rff      // the sine/cosine stage only (no frequencies): scale √(2/D) and path
-	path   dotPath
+	path   numeric.Path
 }
 
-// NewPointMap compiles ps against the embedder whose window features supply Ψ(P). The draws
-// use the embedder's spec seed: for r = 0..D/2−1, for j = 0..dim−1, ω_X,rj = Normal()/σ_X
-// from NewRNG(seed, Name); for r, for j = 0..len(Ψ)−1, ω_P,rj = Normal()/σ_P from
-// NewRNG(seed, Name+"/set"). Problems are *SpecError naming the field.
-func NewPointMap(e *Embedder, ps PointSpec) (*PointMap, error) {
-	bad := func(field, format string, args ...any) error {
-		return &SpecError{Field: field, Msg: fmt.Sprintf(format, args...)}
-	}
-	if ps.Name == "" || len(ps.Name) > maxSpecFamilyNameLen {
-		return nil, bad("name", "required: 1 to %d characters of [a-z0-9_]", maxSpecFamilyNameLen)
-	}
-	for _, c := range ps.Name {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
-			return nil, bad("name", "%q: only [a-z0-9_]", ps.Name)
+// compilePointMap draws the frequencies of family idx of a validated spec: for
+// r = 0..D/2−1, for j = 0..dim−1, ω_X,rj = Normal()/σ_X from NewRNG(seed, name); for r, for
+// j = 0..len(Ψ)−1, ω_P,rj = Normal()/σ_P from NewRNG(seed, name+"/set"), len(Ψ) the
+// features of the set family. The set column is found later (resolve).
+func compilePointMap(s *spec.Spec, idx int) *PointMap {
+	f := s.Families[idx]
+	m := &PointMap{fam: f, d: s.Dim, setCol: -1, half: f.Features / 2, path: numeric.BestPath()}
+	m.emit = &rff{out: f.Features, scale: math.Sqrt(2 / float64(f.Features)), path: m.path}
+	if !f.Pooling {
+		for _, g := range s.Families {
+			if g.Name == f.SetFamily {
+				m.dp = g.Features // validation: an mmd family without the rbf stage
+			}
 		}
-	}
-	if ps.Features < 2 || ps.Features%2 != 0 || ps.Features > maxSpecFeatures {
-		return nil, bad("features", "%d: want an even number in [2, %d]", ps.Features, maxSpecFeatures)
-	}
-	if !(ps.SigmaX > 0) || math.IsInf(ps.SigmaX, 0) {
-		return nil, bad("sigma_x", "%v: want a finite number > 0", ps.SigmaX)
-	}
-	m := &PointMap{spec: ps, d: e.dim, setCol: -1, half: ps.Features / 2, path: dotBestPath()}
-	m.emit = &rff{out: ps.Features, scale: math.Sqrt(2 / float64(ps.Features)), path: m.path}
-	if ps.Pooling {
-		if ps.SetFamily != "" {
-			return nil, bad("set_family", "not allowed with pooling: true (pooling has no set part)")
-		}
-		if ps.SigmaP != 0 {
-			return nil, bad("sigma_p", "not allowed with pooling: true (pooling is sigma_p = ∞)")
-		}
-	} else {
-		if !(ps.SigmaP > 0) || math.IsInf(ps.SigmaP, 0) {
-			return nil, bad("sigma_p", "%v: want a finite number > 0 (or pooling: true for the constant set kernel)", ps.SigmaP)
-		}
-		if err := m.findSetFamily(e); err != nil {
-			return nil, err
-		}
-	}
-	if (m.half*m.d) > maxSpecStageWeights || (m.half*m.dp) > maxSpecStageWeights {
-		return nil, bad("features", "%d: the frequency matrices would exceed %d weights", ps.Features, maxSpecStageWeights)
 	}
 	m.wx = make([]float64, m.half*m.d)
-	rng := NewRNG(e.spec.Seed, ps.Name)
+	rng := NewRNG(s.Seed, f.Name)
 	for i := range m.wx {
-		m.wx[i] = rng.Normal() / ps.SigmaX
+		m.wx[i] = rng.Normal() / f.SigmaX
 	}
 	if m.dp > 0 {
 		m.wp = make([]float64, m.half*m.dp)
-		rng = NewRNG(e.spec.Seed, ps.Name+"/set")
+		rng = NewRNG(s.Seed, f.Name+"/set")
 		for i := range m.wp {
-			m.wp[i] = rng.Normal() / ps.SigmaP
+			m.wp[i] = rng.Normal() / f.SigmaP
 		}
 	}
+	return m
+}
+
+// resolve finds the set family's column among the embedder's columns.
+func (m *PointMap) resolve(cols []Column) {
+	if m.fam.Pooling {
+		return
+	}
+	for i, c := range cols {
+		if c.Name == m.fam.SetFamily {
+			m.setCol = i
+			return
+		}
+	}
+}
+
+// NewPointMap compiles f, a marginal_transfer family, against e's spec as if it were
+// appended to the spec's families (its set_family names one of them). Problems are the
+// spec's *spec.SpecError, naming families[len(families)].
+func NewPointMap(e *Embedder, f spec.Family) (*PointMap, error) {
+	s := e.spec.Clone()
+	s.Families = append(s.Families, f)
+	if f.Kind != spec.KindMarginal {
+		return nil, &spec.SpecError{Field: fmt.Sprintf("families[%d].kind", len(s.Families)-1), Msg: fmt.Sprintf("%q: want %q", f.Kind, spec.KindMarginal)}
+	}
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	m := compilePointMap(s, len(s.Families)-1)
+	m.resolve(e.cols)
 	return m, nil
 }
 
-// findSetFamily locates the column of the set family (an mmd family without its rbf stage).
-func (m *PointMap) findSetFamily(e *Embedder) error {
-	name := m.spec.SetFamily
-	for i, f := range e.spec.Families {
-		if f.Name != name {
-			continue
-		}
-		if f.Kind != kindMMD || f.RBFFeatures > 0 {
-			return &SpecError{Field: "set_family", Msg: fmt.Sprintf("%q is a %s family%s: Ψ(P) must be the mean embedding of an mmd family without rbf_sigma/rbf_features",
-				name, f.Kind, map[bool]string{true: " with the rbf stage"}[f.RBFFeatures > 0])}
-		}
-		m.setCol = e.colsOf[i][0]
-		m.dp = e.cols[m.setCol].Len
-		return nil
-	}
-	return &SpecError{Field: "set_family", Msg: fmt.Sprintf("%q: no such family in the spec (want the name of an mmd family)", name)}
+// pointFamily is a marginal_transfer family in the embedder: no window columns, a sketch
+// that keeps nothing; its PointMap is the per-point output.
+type pointFamily struct{ m *PointMap }
+
+func compileMarginal(s *spec.Spec, idx int) (family, error) {
+	return &pointFamily{m: compilePointMap(s, idx)}, nil
 }
 
-// Spec returns the map's configuration.
-func (m *PointMap) Spec() PointSpec { return m.spec }
+func (p *pointFamily) columns() []Column       { return nil }
+func (p *pointFamily) newSketch() familySketch { return nopSketch{} }
+
+// nopSketch is the window state of a family without window columns.
+type nopSketch struct{}
+
+func (nopSketch) add([]float64, int)          {}
+func (nopSketch) merge(familySketch)          {}
+func (nopSketch) finalize(int64, [][]float32) {}
+func (nopSketch) reset()                      {}
+func (nopSketch) sizeBytes() int              { return 0 }
+func (nopSketch) addNanos() float64           { return 0 }
+
+// Family returns the map's family.
+func (m *PointMap) Family() spec.Family { return m.fam }
+
+// Name is the family's name, the per-point output column.
+func (m *PointMap) Name() string { return m.fam.Name }
 
 // Len is D, the length of each point's feature vector.
-func (m *PointMap) Len() int { return m.spec.Features }
+func (m *PointMap) Len() int { return m.fam.Features }
 
 // SetLen is the length of the set part SetPart returns: D/2.
 func (m *PointMap) SetLen() int { return m.half }
@@ -168,7 +164,7 @@ func (m *PointMap) SetPart(window [][]float32, dst []float64) []float64 {
 	for j, v := range src {
 		psi[j] = float64(v)
 	}
-	rffDot(m.path, m.wp, m.dp, psi, dst)
+	numeric.RFFDot(m.path, m.wp, m.dp, psi, dst)
 	return dst
 }
 
@@ -179,14 +175,14 @@ func (m *PointMap) SetPart(window [][]float32, dst []float64) []float64 {
 // deterministic sine and cosine as every random Fourier stage. The bits of each point's
 // features depend only on the spec, a and the point.
 func (m *PointMap) Points(a, u []float64, out []float32) {
-	d, D := m.d, m.spec.Features
+	d, D := m.d, m.fam.Features
 	if len(u)%d != 0 || len(a) < m.half || len(out) < len(u)/d*D {
 		panic(fmt.Sprintf("embedding: PointMap.Points: %d values for dim %d, set part %d (want %d), out %d",
 			len(u), d, len(a), m.half, len(out)))
 	}
 	theta := make([]float64, m.half)
 	for i := 0; i < len(u)/d; i++ {
-		rffDot(m.path, m.wx, d, u[i*d:(i+1)*d], theta)
+		numeric.RFFDot(m.path, m.wx, d, u[i*d:(i+1)*d], theta)
 		for r, t := range theta {
 			theta[r] = float64(a[r] + t)
 		}
@@ -197,7 +193,7 @@ func (m *PointMap) Points(a, u []float64, out []float32) {
 // PointsParallel is Points with the points spread over up to workers goroutines; the bits
 // are those of Points.
 func (m *PointMap) PointsParallel(a, u []float64, out []float32, workers int) {
-	d, D := m.d, m.spec.Features
+	d, D := m.d, m.fam.Features
 	n := len(u) / d
 	if workers <= 1 || n < 2*pointsPerWorkerMin {
 		m.Points(a, u, out)

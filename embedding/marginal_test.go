@@ -7,6 +7,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // marginalTestSpec is a 2-D spec whose mmd family supplies Ψ(P).
@@ -17,14 +20,14 @@ const marginalTestSpec = `{"version": 1, "seed": 42, "dim": 2, "bounds": {"lo": 
 
 func marginalEmbedder(t testing.TB) *Embedder {
 	t.Helper()
-	s, err := ParseSpec([]byte(marginalTestSpec))
+	s, err := spec.ParseSpec([]byte(marginalTestSpec))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return mustNew(t, s)
 }
 
-func mustPointMap(t testing.TB, e *Embedder, ps PointSpec) *PointMap {
+func mustPointMap(t testing.TB, e *Embedder, ps spec.Family) *PointMap {
 	t.Helper()
 	m, err := NewPointMap(e, ps)
 	if err != nil {
@@ -100,11 +103,11 @@ func TestPointMapKernel(t *testing.T) {
 	sigmaP := median(dists)
 	for _, tc := range []struct {
 		name string
-		ps   PointSpec
+		ps   spec.Family
 	}{
-		{"marginal", PointSpec{Name: "mt", SetFamily: "psi", SigmaP: sigmaP, SigmaX: 0.2, Features: D}},
-		{"narrow_x", PointSpec{Name: "mt", SetFamily: "psi", SigmaP: 2 * sigmaP, SigmaX: 0.05, Features: D}},
-		{"pooling", PointSpec{Name: "mt", SigmaX: 0.2, Features: D, Pooling: true}},
+		{"marginal", spec.Family{Kind: spec.KindMarginal, Name: "mt", SetFamily: "psi", SigmaP: sigmaP, SigmaX: 0.2, Features: D}},
+		{"narrow_x", spec.Family{Kind: spec.KindMarginal, Name: "mt", SetFamily: "psi", SigmaP: 2 * sigmaP, SigmaX: 0.05, Features: D}},
+		{"pooling", spec.Family{Kind: spec.KindMarginal, Name: "mt", SigmaX: 0.2, Features: D, Pooling: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := mustPointMap(t, e, tc.ps)
@@ -157,8 +160,8 @@ func TestPointMapKernel(t *testing.T) {
 // and σ_X with a zero set part (σ_P → ∞), bit for bit, and gives every set the same features.
 func TestPointMapPoolingSharesOmegaX(t *testing.T) {
 	e := marginalEmbedder(t)
-	mt := mustPointMap(t, e, PointSpec{Name: "mt", SetFamily: "psi", SigmaP: 0.1, SigmaX: 0.3, Features: 64})
-	pool := mustPointMap(t, e, PointSpec{Name: "mt", SigmaX: 0.3, Features: 64, Pooling: true})
+	mt := mustPointMap(t, e, spec.Family{Kind: spec.KindMarginal, Name: "mt", SetFamily: "psi", SigmaP: 0.1, SigmaX: 0.3, Features: 64})
+	pool := mustPointMap(t, e, spec.Family{Kind: spec.KindMarginal, Name: "mt", SigmaX: 0.3, Features: 64, Pooling: true})
 	u := uniformPoints(NewRNG(3, "pool"), 5, 2)
 	want := make([]float32, 5*64)
 	mt.Points(make([]float64, mt.SetLen()), u, want)
@@ -197,12 +200,12 @@ func TestPointMapPathsBitIdentical(t *testing.T) {
 		for j := range hi {
 			hi[j] = 1
 		}
-		spec := &Spec{Version: 1, Seed: 5, Dim: dim, Bounds: Bounds{Lo: lo, Hi: hi}, OutOfBounds: "clip",
-			Families: []Family{{Name: "psi", Kind: kindMMD, Features: 100, Bandwidth: 0.2}}}
-		e := mustNew(t, spec)
-		fast := mustPointMap(t, e, PointSpec{Name: "mt", SetFamily: "psi", SigmaP: 0.3, SigmaX: 0.2, Features: 202})
-		slow := mustPointMap(t, e, PointSpec{Name: "mt", SetFamily: "psi", SigmaP: 0.3, SigmaX: 0.2, Features: 202})
-		slow.path, slow.emit.path = dotPathPortable, dotPathPortable
+		sp := &spec.Spec{Version: 1, Seed: 5, Dim: dim, Bounds: spec.Bounds{Lo: lo, Hi: hi}, OutOfBounds: "clip",
+			Families: []spec.Family{{Name: "psi", Kind: spec.KindMMD, Features: 100, Bandwidth: 0.2}}}
+		e := mustNew(t, sp)
+		fast := mustPointMap(t, e, spec.Family{Kind: spec.KindMarginal, Name: "mt", SetFamily: "psi", SigmaP: 0.3, SigmaX: 0.2, Features: 202})
+		slow := mustPointMap(t, e, spec.Family{Kind: spec.KindMarginal, Name: "mt", SetFamily: "psi", SigmaP: 0.3, SigmaX: 0.2, Features: 202})
+		slow.path, slow.emit.path = numeric.PathPortable, numeric.PathPortable
 		u := uniformPoints(NewRNG(6, "paths"), 40, dim)
 		w := e.Embed(u)
 		a1, a2 := fast.SetPart(w, nil), slow.SetPart(w, nil)
@@ -220,29 +223,36 @@ func TestPointMapPathsBitIdentical(t *testing.T) {
 	}
 }
 
+// TestNewPointMapErrors: a marginal_transfer family is checked by the spec's rules, errors
+// naming the field (families[3] is the family appended to the three of the test spec).
 func TestNewPointMapErrors(t *testing.T) {
 	e := marginalEmbedder(t)
 	for _, tc := range []struct {
-		ps    PointSpec
+		f     spec.Family
 		field string
 		msg   string
 	}{
-		{PointSpec{Name: "", SetFamily: "psi", SigmaP: 1, SigmaX: 1, Features: 8}, "name", "required"},
-		{PointSpec{Name: "Bad", SetFamily: "psi", SigmaP: 1, SigmaX: 1, Features: 8}, "name", "only [a-z0-9_]"},
-		{PointSpec{Name: "mt", SetFamily: "psi", SigmaP: 1, SigmaX: 1, Features: 7}, "features", "even"},
-		{PointSpec{Name: "mt", SetFamily: "psi", SigmaP: 1, SigmaX: 0, Features: 8}, "sigma_x", "> 0"},
-		{PointSpec{Name: "mt", SetFamily: "psi", SigmaP: math.Inf(1), SigmaX: 1, Features: 8}, "sigma_p", "pooling"},
-		{PointSpec{Name: "mt", SetFamily: "psi", SigmaP: -1, SigmaX: 1, Features: 8}, "sigma_p", "> 0"},
-		{PointSpec{Name: "mt", SetFamily: "nope", SigmaP: 1, SigmaX: 1, Features: 8}, "set_family", "no such family"},
-		{PointSpec{Name: "mt", SetFamily: "l2", SigmaP: 1, SigmaX: 1, Features: 8}, "set_family", "l2 family"},
-		{PointSpec{Name: "mt", SetFamily: "psi_rbf", SigmaP: 1, SigmaX: 1, Features: 8}, "set_family", "rbf stage"},
-		{PointSpec{Name: "mt", SetFamily: "psi", SigmaX: 1, Features: 8, Pooling: true}, "set_family", "not allowed with pooling"},
-		{PointSpec{Name: "mt", SigmaP: 1, SigmaX: 1, Features: 8, Pooling: true}, "sigma_p", "not allowed with pooling"},
+		{spec.Family{Name: "", Kind: spec.KindMarginal, SetFamily: "psi", SigmaP: 1, SigmaX: 1, Features: 8}, "name", "required"},
+		{spec.Family{Name: "Bad", Kind: spec.KindMarginal, SetFamily: "psi", SigmaP: 1, SigmaX: 1, Features: 8}, "name", "only lower-case"},
+		{spec.Family{Name: "l2", Kind: spec.KindMarginal, SetFamily: "psi", SigmaP: 1, SigmaX: 1, Features: 8}, "name", "already the name"},
+		{spec.Family{Name: "mt", Kind: spec.KindMarginal, SetFamily: "psi", SigmaP: 1, SigmaX: 1, Features: 7}, "features", "even"},
+		{spec.Family{Name: "mt", Kind: spec.KindMarginal, SetFamily: "psi", SigmaP: 1, Features: 8}, "sigma_x", "> 0"},
+		{spec.Family{Name: "mt", Kind: spec.KindMarginal, SetFamily: "psi", SigmaP: math.Inf(1), SigmaX: 1, Features: 8}, "sigma_p", "finite"},
+		{spec.Family{Name: "mt", Kind: spec.KindMarginal, SetFamily: "psi", SigmaP: -1, SigmaX: 1, Features: 8}, "sigma_p", "> 0"},
+		{spec.Family{Name: "mt", Kind: spec.KindMarginal, SetFamily: "psi", SigmaX: 1, Features: 8}, "sigma_p", "required unless pooling"},
+		{spec.Family{Name: "mt", Kind: spec.KindMarginal, SigmaP: 1, SigmaX: 1, Features: 8}, "set_family", "required unless pooling"},
+		{spec.Family{Name: "mt", Kind: spec.KindMarginal, SetFamily: "nope", SigmaP: 1, SigmaX: 1, Features: 8}, "set_family", "no family of that name"},
+		{spec.Family{Name: "mt", Kind: spec.KindMarginal, SetFamily: "l2", SigmaP: 1, SigmaX: 1, Features: 8}, "set_family", "is a l2 family"},
+		{spec.Family{Name: "mt", Kind: spec.KindMarginal, SetFamily: "psi_rbf", SigmaP: 1, SigmaX: 1, Features: 8}, "set_family", "rbf stage"},
+		{spec.Family{Name: "mt", Kind: spec.KindMarginal, SetFamily: "psi", SigmaX: 1, Features: 8, Pooling: true}, "set_family", "not allowed with pooling"},
+		{spec.Family{Name: "mt", Kind: spec.KindMarginal, SigmaP: 1, SigmaX: 1, Features: 8, Pooling: true}, "sigma_p", "not allowed with pooling"},
+		{spec.Family{Name: "mt", Kind: spec.KindMarginal, SetFamily: "psi", SigmaP: 1, SigmaX: 1, Features: 8, Bandwidth: 0.1}, "bandwidth", "not a field of kind"},
+		{spec.Family{Name: "mt", Kind: spec.KindMMD, Bandwidth: 0.1, Features: 8}, "kind", "want \"marginal_transfer\""},
 	} {
-		_, err := NewPointMap(e, tc.ps)
-		var se *SpecError
-		if !errors.As(err, &se) || se.Field != tc.field || !strings.Contains(se.Msg, tc.msg) {
-			t.Errorf("%+v: got %v, want a *SpecError on %s containing %q", tc.ps, err, tc.field, tc.msg)
+		_, err := NewPointMap(e, tc.f)
+		var se *spec.SpecError
+		if !errors.As(err, &se) || se.Field != "families[3]."+tc.field || !strings.Contains(se.Msg, tc.msg) {
+			t.Errorf("%+v: got %v, want a *SpecError on families[3].%s containing %q", tc.f, err, tc.field, tc.msg)
 		}
 	}
 }
@@ -262,9 +272,9 @@ func goldenMarginalSums(t *testing.T) map[string]string {
 	set := uniformPoints(NewRNG(7, "golden-points"), 1000, 2)
 	w := e.Embed(set)
 	sums := map[string]string{}
-	for name, ps := range map[string]PointSpec{
-		"marginal": {Name: "mt", SetFamily: "psi", SigmaP: 0.05, SigmaX: 0.1, Features: 512},
-		"pooling":  {Name: "mt", SigmaX: 0.1, Features: 512, Pooling: true},
+	for name, ps := range map[string]spec.Family{
+		"marginal": {Name: "mt", Kind: spec.KindMarginal, SetFamily: "psi", SigmaP: 0.05, SigmaX: 0.1, Features: 512},
+		"pooling":  {Name: "mt", Kind: spec.KindMarginal, SigmaX: 0.1, Features: 512, Pooling: true},
 	} {
 		m := mustPointMap(t, e, ps)
 		out := make([]float32, 100*512)
@@ -311,10 +321,10 @@ func BenchmarkPointMap(b *testing.B) {
 		for j := range hi {
 			hi[j] = 1
 		}
-		spec := &Spec{Version: 1, Seed: 5, Dim: c.dim, Bounds: Bounds{Lo: lo, Hi: hi}, OutOfBounds: "clip",
-			Families: []Family{{Name: "psi", Kind: kindMMD, Features: 1024, Bandwidth: 0.1}}}
-		e := mustNew(b, spec)
-		m := mustPointMap(b, e, PointSpec{Name: "mt", SetFamily: "psi", SigmaP: 0.3, SigmaX: 0.2, Features: c.features})
+		sp := &spec.Spec{Version: 1, Seed: 5, Dim: c.dim, Bounds: spec.Bounds{Lo: lo, Hi: hi}, OutOfBounds: "clip",
+			Families: []spec.Family{{Name: "psi", Kind: spec.KindMMD, Features: 1024, Bandwidth: 0.1}}}
+		e := mustNew(b, sp)
+		m := mustPointMap(b, e, spec.Family{Kind: spec.KindMarginal, Name: "mt", SetFamily: "psi", SigmaP: 0.3, SigmaX: 0.2, Features: c.features})
 		u := uniformPoints(NewRNG(6, "bench"), 256, c.dim)
 		w := e.Embed(u)
 		a := m.SetPart(w, nil)

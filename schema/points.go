@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // Per-point output (marginal transfer, docs/marginal-transfer.md): one row per point of a
@@ -64,10 +65,10 @@ type PointOutput struct {
 //
 // The schema is: set utf8, seq uint64, index int64 (the point's position in its window,
 // from 0 in arrival order), spec_id utf8, then one fixed_size_list<float32>[Len] per
-// column, named by Column.Name. All columns are non-nullable. The schema metadata holds
-// distfeat.spec and distfeat.spec_id as in the window output, then the entries of extra
-// (keys in the given order, values as given).
-func NewPointOutput(spec *embedding.Spec, cols []embedding.Column, extra ...[2]string) *PointOutput {
+// column, named by Column.Name (the marginal_transfer families' names). All columns are
+// non-nullable. The schema metadata holds distfeat.spec and distfeat.spec_id as in the
+// window output.
+func NewPointOutput(spec *spec.Spec, cols []embedding.Column) *PointOutput {
 	canon, id := specIdentity(spec)
 	fields := []arrow.Field{
 		{Name: colSet, Type: arrow.BinaryTypes.String},
@@ -81,11 +82,7 @@ func NewPointOutput(spec *embedding.Spec, cols []embedding.Column, extra ...[2]s
 		o.names = append(o.names, c.Name)
 		o.lens = append(o.lens, c.Len)
 	}
-	keys, vals := []string{metaSpec, metaSpecID}, []string{string(canon), id}
-	for _, kv := range extra {
-		keys, vals = append(keys, kv[0]), append(vals, kv[1])
-	}
-	md := arrow.NewMetadata(keys, vals)
+	md := arrow.NewMetadata([]string{metaSpec, metaSpecID}, []string{string(canon), id})
 	o.schema = arrow.NewSchema(fields, &md)
 	return o
 }

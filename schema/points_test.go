@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/spec"
 )
 
 func TestPointOutputRoundTrip(t *testing.T) {
-	spec := embedding.DefaultSpec()
-	o := NewPointOutput(spec, []embedding.Column{{Name: "mt", Family: "mt", Len: 4}}, [2]string{"distfeat.points", `{"name":"mt"}`})
+	sp := spec.DefaultSpec()
+	o := NewPointOutput(sp, []embedding.Column{{Name: "mt", Family: "mt", Len: 4}})
 	batches := []PointBatch{
 		{Set: "a", Seq: 0, First: 0, N: 2, Vectors: [][]float32{{1, 2, 3, 4, 5, 6, 7, float32(math.Pi)}}},
 		{Set: "a", Seq: 0, First: 2, N: 1, Vectors: [][]float32{{-1, -2, -3, -4}}},
@@ -38,7 +39,7 @@ func TestPointOutputRoundTrip(t *testing.T) {
 	}
 	for i := range got {
 		g, w := got[i], want[i]
-		if g.Set != w.Set || g.Seq != w.Seq || g.Index != w.Index || g.SpecID != spec.ID() ||
+		if g.Set != w.Set || g.Seq != w.Seq || g.Index != w.Index || g.SpecID != sp.ID() ||
 			!slicesEqual(g.Features["mt"], w.Features["mt"]) {
 			t.Errorf("row %d: got %+v, want %+v", i, g, w)
 		}
@@ -53,8 +54,8 @@ func TestPointOutputRoundTrip(t *testing.T) {
 	if len(one) > o.EncodedSize(2) {
 		t.Errorf("Encode gave %d bytes, EncodedSize(2) = %d is not an upper bound", len(one), o.EncodedSize(2))
 	}
-	if md := o.Schema().Metadata(); md.FindKey("distfeat.points") < 0 {
-		t.Errorf("extra metadata missing: %v", md)
+	if md := o.Schema().Metadata(); md.FindKey("distfeat.spec") < 0 || md.FindKey("distfeat.spec_id") < 0 {
+		t.Errorf("spec metadata missing: %v", md)
 	}
 }
 
@@ -71,7 +72,7 @@ func slicesEqual(a, b []float32) bool {
 }
 
 func TestPointOutputErrors(t *testing.T) {
-	o := NewPointOutput(embedding.DefaultSpec(), []embedding.Column{{Name: "mt", Len: 2}})
+	o := NewPointOutput(spec.DefaultSpec(), []embedding.Column{{Name: "mt", Len: 2}})
 	for _, tc := range []struct {
 		b    PointBatch
 		want string
@@ -89,7 +90,7 @@ func TestPointOutputErrors(t *testing.T) {
 		t.Errorf("DecodePoints accepted garbage")
 	}
 	// A window feature stream is not a per-point stream.
-	fo := NewOutput(embedding.DefaultSpec(), []embedding.Column{{Name: "x", Len: 1}})
+	fo := NewOutput(spec.DefaultSpec(), []embedding.Column{{Name: "x", Len: 1}})
 	v, err := fo.Encode(FeatureRecord{Set: "a", Vectors: [][]float32{{1}}})
 	if err != nil {
 		t.Fatal(err)

@@ -17,9 +17,9 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/testbroker"
 	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // runBench measures end-to-end throughput through the embedded broker: the worker pipeline
@@ -41,7 +41,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
-	spec, err := embedding.LoadSpec(*specPath)
+	spec, err := spec.LoadSpec(*specPath)
 	if err != nil {
 		return err
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/distfeat/distfeat/calibrate"
-	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // calibrateFlags are the calibrate command's settings.
@@ -46,8 +46,8 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.Float64Var(&f.opts.Error, "error", calibrate.DefaultError, "target RMS error of one approximate kernel value (`ε`, e.g. 0.03)")
 	fs.Float64Var(&f.opts.TargetR2, "r2", calibrate.DefaultTargetR2, "R² of the approximate Gram matrix the feature counts aim for (`0..1`)")
 	var mf marginalFlags
-	fs.StringVar(&mf.label, "point-label", "", "marginal transfer: the input lines' per-point label array `field`; choose sigma_p, sigma_x and features by cross-validation over sets (needs --point-spec-out)")
-	fs.StringVar(&mf.out, "point-spec-out", "", "with --point-label: write the proposed per-point configuration (embed --point-spec) to this `file`")
+	fs.StringVar(&mf.label, "point-label", "", "marginal transfer: the input lines' per-point label array `field`; adds a marginal_transfer family whose sigma_p, sigma_x and features are chosen by cross-validation over sets (needs --in)")
+	fs.StringVar(&mf.name, "point-family", "mt", "with --point-label: the `name` of the marginal_transfer family")
 	dialer, transport, err := parseClientFlags(fs, args)
 	if err != nil {
 		return err
@@ -58,12 +58,12 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if (f.in == "") == (f.topic == "") {
 		return usageError("give exactly one of --in FILE or --from-topic TOPIC")
 	}
-	if (mf.label == "") != (mf.out == "") || mf.label != "" && f.in == "" || mf.out == "-" && f.out == "-" {
-		return usageError("--point-label FIELD goes with --point-spec-out FILE (not - when --out is -) and --in FILE")
+	if mf.label != "" && f.in == "" {
+		return usageError("--point-label FIELD needs --in FILE (labelled JSON lines)")
 	}
-	var base *embedding.Spec
+	var base *spec.Spec
 	if f.specPath != "" {
-		if base, err = embedding.LoadSpec(f.specPath); err != nil {
+		if base, err = spec.LoadSpec(f.specPath); err != nil {
 			return err
 		}
 		if f.dim == 0 {
@@ -96,15 +96,18 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
+	var grid string
+	if mf.label != "" {
+		if grid, err = addMarginalFamily(ctx, res, labelled, mf); err != nil {
+			return err
+		}
+	}
 	prog.done()
-	if err := writeCalibration(res, f, stdout); err != nil || mf.label == "" {
-		return err
+	if err := writeCalibration(res, f, stdout); err != nil || grid == "" || f.out == "-" {
+		return err // with --out -, stdout stays a valid spec
 	}
-	w := stdout
-	if f.out == "-" {
-		w = io.Discard // keep stdout a valid spec
-	}
-	return runMarginalCalibration(ctx, res.Spec, labelled, mf, stdout, w)
+	_, err = io.WriteString(stdout, grid)
+	return err
 }
 
 // writeCalibration writes the spec (indented canonical JSON), the report, and the summary.

@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 
 	"github.com/distfeat/distfeat/calibrate"
 	"github.com/distfeat/distfeat/embedding"
@@ -18,7 +16,7 @@ import (
 // marginalFlags are calibrate's marginal-transfer settings (docs/marginal-transfer.md).
 type marginalFlags struct {
 	label string // per-point label array field of the input lines
-	out   string // where to write the proposed per-point configuration
+	name  string // name of the proposed marginal_transfer family
 }
 
 // readLabelledLines is readCalibrationLines for input lines that carry a per-point label
@@ -93,29 +91,21 @@ func readLabelledLines(path string, dim, maxSets int, field string) ([]calibrate
 	return sets, labelled, dim, nil
 }
 
-// runMarginalCalibration chooses the per-point configuration for the proposed spec by
-// cross-validation over the labelled sets, writes it to mf.out and the grid to w.
-func runMarginalCalibration(ctx context.Context, spec *embedding.Spec, labelled []calibrate.LabelledSet, mf marginalFlags, stdout, w io.Writer) error {
-	emb, err := embedding.New(spec)
+// addMarginalFamily chooses a marginal_transfer family for the proposed spec by
+// cross-validation over the labelled sets and appends it to the spec's families; it returns
+// the grid's summary.
+func addMarginalFamily(ctx context.Context, res *calibrate.Result, labelled []calibrate.LabelledSet, mf marginalFlags) (string, error) {
+	emb, err := embedding.New(res.Spec)
 	if err != nil {
-		return err
+		return "", err
 	}
-	res, err := calibrate.MarginalTransfer(ctx, emb, labelled, calibrate.MarginalOptions{})
+	mr, err := calibrate.MarginalTransfer(ctx, emb, labelled, calibrate.MarginalOptions{Name: mf.name})
 	if err != nil {
-		return err
+		return "", err
 	}
-	b, err := json.MarshalIndent(res.Spec, "", "  ")
-	if err != nil {
-		return err
+	res.Spec.Families = append(res.Spec.Families, mr.Family)
+	if err := res.Spec.Validate(); err != nil {
+		return "", fmt.Errorf("calibrate: the proposed marginal_transfer family: %w", err)
 	}
-	b = append(b, '\n')
-	if mf.out == "-" {
-		if _, err := stdout.Write(b); err != nil {
-			return err
-		}
-	} else if err := os.WriteFile(mf.out, b, 0o644); err != nil {
-		return err
-	}
-	_, err = io.WriteString(w, "\n"+res.Summary())
-	return err
+	return "\n" + mr.Summary(), nil
 }

@@ -1,14 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // labelledLines is n domains of 2-D points whose class boundary x₁ = c moves with the
@@ -36,41 +35,38 @@ func labelledLines(n, points int) string {
 	return b.String()
 }
 
-// TestCalibratePointLabel: calibrate --point-label writes a per-point configuration that
-// embed --point-spec accepts with the proposed spec, and prints the cross-validation grid.
+// TestCalibratePointLabel: calibrate --point-label appends a marginal_transfer family to the
+// proposed spec (which embed --points then uses) and prints the cross-validation grid.
 func TestCalibratePointLabel(t *testing.T) {
 	dir := t.TempDir()
-	specOut, mtOut := filepath.Join(dir, "spec.json"), filepath.Join(dir, "mt.json")
+	specOut := filepath.Join(dir, "spec.json")
 	code, stdout, stderr := runCLI(t, labelledLines(10, 60), "calibrate", "--families", "mmd",
-		"--point-label", "y", "--out", specOut, "--point-spec-out", mtOut)
+		"--point-label", "y", "--point-family", "cells", "--out", specOut)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if !strings.Contains(stdout, "whole sets held out") || !strings.Contains(stdout, "← proposed") || !strings.Contains(stdout, "pooling") {
 		t.Errorf("the summary lacks the marginal-transfer grid:\n%s", stdout)
 	}
-	ps, err := loadPointSpec(mtOut)
+	sp, err := spec.LoadSpec(specOut)
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, err := embedding.LoadSpec(specOut)
+	emb, err := embedding.New(sp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	emb, err := embedding.New(spec)
-	if err != nil {
-		t.Fatal(err)
+	maps := emb.PointMaps()
+	if len(maps) != 1 || maps[0].Name() != "cells" {
+		t.Fatalf("the proposed spec's marginal_transfer families: %v", maps)
 	}
-	if _, err := embedding.NewPointMap(emb, ps); err != nil {
-		t.Fatalf("the proposed configuration %+v does not compile with the proposed spec: %v", ps, err)
+	if f := maps[0].Family(); f.Pooling || f.SetFamily != "mmd" {
+		t.Errorf("the boundary moves with each domain's marginal, yet %+v was proposed:\n%s", f, stdout)
 	}
-	if ps.Pooling {
-		t.Errorf("the boundary moves with each domain's marginal, yet pooling was proposed: %s", stdout)
-	}
-	b, _ := os.ReadFile(mtOut)
-	var generic map[string]any
-	if err := json.Unmarshal(b, &generic); err != nil || generic["name"] != "mt" {
-		t.Errorf("%s: %s (%v)", mtOut, b, err)
+	code, _, stderr = runCLI(t, `{"set":"a","points":[[0.1,0.2],[0.3,0.4]]}`, "embed", "--spec", specOut,
+		"--out", filepath.Join(dir, "w.jsonl"), "--points", filepath.Join(dir, "p.jsonl"))
+	if code != 0 {
+		t.Fatalf("embed --points with the proposed spec: exit %d: %s", code, stderr)
 	}
 }
 
@@ -83,11 +79,10 @@ func TestCalibratePointLabelErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{good, []string{"--point-label", "y"}, "--point-label FIELD goes with --point-spec-out"},
-		{good, []string{"--point-spec-out", filepath.Join(dir, "a")}, "--point-label FIELD goes with --point-spec-out"},
-		{short, []string{"--point-label", "y", "--point-spec-out", filepath.Join(dir, "b")}, "has 9 labels for 10 points"},
-		{good, []string{"--point-label", "label", "--point-spec-out", filepath.Join(dir, "c")}, `unknown field "y"`},
-		{`{"set":"a","points":[[1,2]]}`, []string{"--point-label", "y", "--point-spec-out", filepath.Join(dir, "d")}, `"y": no input line has this field`},
+		{short, []string{"--point-label", "y"}, "has 9 labels for 10 points"},
+		{good, []string{"--point-label", "label"}, `unknown field "y"`},
+		{`{"set":"a","points":[[1,2]]}`, []string{"--point-label", "y"}, `"y": no input line has this field`},
+		{good, []string{"--point-label", "y", "--point-family", "mmd"}, `"mmd" is already the name`},
 	} {
 		args := append([]string{"calibrate", "--families", "mmd", "--out", filepath.Join(dir, "spec.json")}, tc.args...)
 		code, _, stderr := runCLI(t, tc.in, args...)

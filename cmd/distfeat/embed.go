@@ -15,6 +15,7 @@ import (
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/processor"
 	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/spec"
 	"github.com/distfeat/distfeat/window"
 )
 
@@ -33,8 +34,7 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	format := fs.String("format", "jsonl", "output format `jsonl|arrow` (arrow: one Arrow IPC stream)")
 	skip := fs.Bool("skip-invalid", false, "report invalid lines on stderr and continue")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "parallel finalisation `workers` (output order is input order)")
-	pointsOut := fs.String("points", "", "also write per-point marginal-transfer features to `file` (- for stdout), in --format; needs --point-spec")
-	pointSpecPath := fs.String("point-spec", "", "marginal-transfer configuration JSON `file` for --points (name, set_family, sigma_p, sigma_x, features, pooling)")
+	pointsOut := fs.String("points", "", "also write the per-point features of the spec's marginal_transfer families to `file` (- for stdout), in --format")
 	if err := parseArgs(fs, args); err != nil {
 		var positional usageError
 		if errors.As(err, &positional) {
@@ -45,7 +45,7 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *format != "jsonl" && *format != "arrow" {
 		return fmt.Errorf("--format %q: want jsonl or arrow", *format)
 	}
-	spec, err := embedding.LoadSpec(*specPath)
+	spec, err := spec.LoadSpec(*specPath)
 	if err != nil {
 		return err
 	}
@@ -53,23 +53,11 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	var pmap *embedding.PointMap
-	switch {
-	case *pointsOut != "" && *pointSpecPath == "":
-		return usageError("--points needs --point-spec FILE (the marginal-transfer configuration)")
-	case *pointsOut == "" && *pointSpecPath != "":
-		return usageError("--point-spec is used only with --points FILE")
-	case *pointsOut != "":
-		if *pointsOut == *out && *out != "-" || *pointsOut == "-" && *out == "-" {
-			return usageError("--points and --out must be different files (give --out FILE or --points FILE)")
-		}
-		ps, err := loadPointSpec(*pointSpecPath)
-		if err != nil {
-			return err
-		}
-		if pmap, err = embedding.NewPointMap(emb, ps); err != nil {
-			return fmt.Errorf("--point-spec %s: %w", *pointSpecPath, err)
-		}
+	if *pointsOut != "" && (*pointsOut == *out && *out != "-" || *pointsOut == "-" && (*out == "-" || *out == "")) {
+		return usageError("--points and --out must be different files (give --out FILE or --points FILE)")
+	}
+	if *pointsOut != "" && len(emb.PointMaps()) == 0 {
+		return usageError("--points: the spec has no marginal_transfer family (docs/marginal-transfer.md; distfeat calibrate --point-label proposes one)")
 	}
 	r, closeIn, err := openInput(*in)
 	if err != nil {
@@ -87,10 +75,10 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	var psink *pointSink
 	commitPoints := func(bool) error { return nil }
-	if pmap != nil {
+	if *pointsOut != "" {
 		var pw io.Writer
 		if pw, commitPoints, err = openOutput(*pointsOut, stdout); err == nil {
-			psink, err = newPointSink(pw, *format, spec, pmap, *workers)
+			psink, err = newPointSink(pw, *format, spec, emb, *workers)
 		}
 		if err != nil {
 			_, _ = commit(false), commitPoints(false)
@@ -138,7 +126,7 @@ type featureSink interface {
 	Close() error
 }
 
-func newFeatureSink(w io.Writer, format string, spec *embedding.Spec, emb *embedding.Embedder) (featureSink, error) {
+func newFeatureSink(w io.Writer, format string, spec *spec.Spec, emb *embedding.Embedder) (featureSink, error) {
 	out := schema.NewOutput(spec, emb.Columns())
 	if format == "arrow" {
 		return out.NewStreamWriter(w), nil

@@ -2,14 +2,12 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
-	"os"
 
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // embedPointChunk is the number of points whose per-point features embed computes and
@@ -17,48 +15,32 @@ import (
 // the size of the set.
 const embedPointChunk = 1024
 
-// loadPointSpec reads a marginal-transfer configuration (embedding.PointSpec as JSON:
-// name, set_family, sigma_p, sigma_x, features, pooling), strictly: unknown fields and
-// trailing data are errors naming the file.
-func loadPointSpec(path string) (embedding.PointSpec, error) {
-	var ps embedding.PointSpec
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ps, fmt.Errorf("--point-spec: %w", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&ps); err != nil {
-		return ps, fmt.Errorf("--point-spec %s: %w", path, err)
-	}
-	if dec.More() {
-		return ps, fmt.Errorf("--point-spec %s: unexpected data after the JSON object", path)
-	}
-	return ps, nil
-}
-
 // pointSink writes the per-point features of each embedded set (`embed --points`): for
 // every point of the set, in input order, the marginal-transfer features against the
 // set's own window features — the rows the worker publishes on its per-point topic.
 type pointSink struct {
-	m       *embedding.PointMap
+	maps    []*embedding.PointMap
 	out     *schema.PointOutput
 	arrow   *schema.PointStreamWriter // with --format arrow
 	jw      *bufio.Writer             // with --format jsonl
 	workers int
-	a       []float64
-	buf     []float32
+	a       [][]float64 // per map: the set part
+	bufs    [][]float32 // per map: a chunk's features
 }
 
-func newPointSink(w io.Writer, format string, spec *embedding.Spec, m *embedding.PointMap, workers int) (*pointSink, error) {
-	ps := m.Spec()
-	meta, err := json.Marshal(ps)
-	if err != nil {
-		return nil, err
+// newPointSink returns the per-point writer of the spec's marginal_transfer families (one
+// column each), or an error if the spec has none.
+func newPointSink(w io.Writer, format string, sp *spec.Spec, emb *embedding.Embedder, workers int) (*pointSink, error) {
+	maps := emb.PointMaps()
+	if len(maps) == 0 {
+		return nil, usageError("--points: the spec has no marginal_transfer family (docs/marginal-transfer.md; distfeat calibrate --point-label proposes one)")
 	}
-	out := schema.NewPointOutput(spec, []embedding.Column{{Name: ps.Name, Family: ps.Name, Len: m.Len()}},
-		[2]string{"distfeat.points", string(meta)})
-	s := &pointSink{m: m, out: out, workers: workers}
+	var cols []embedding.Column
+	for _, m := range maps {
+		cols = append(cols, embedding.Column{Name: m.Name(), Family: m.Name(), Len: m.Len()})
+	}
+	out := schema.NewPointOutput(sp, cols)
+	s := &pointSink{maps: maps, out: out, workers: workers, a: make([][]float64, len(maps)), bufs: make([][]float32, len(maps))}
 	if format == "arrow" {
 		s.arrow = out.NewStreamWriter(w)
 	} else {
@@ -70,17 +52,21 @@ func newPointSink(w io.Writer, format string, spec *embedding.Spec, m *embedding
 // write computes and writes the per-point features of the set whose window record is rec
 // and whose normalised points are u.
 func (s *pointSink) write(rec schema.FeatureRecord, u []float64, dim int) error {
-	s.a = s.m.SetPart(rec.Vectors, s.a)
+	for i, m := range s.maps {
+		s.a[i] = m.SetPart(rec.Vectors, s.a[i])
+	}
 	n := len(u) / dim
-	D := s.m.Len()
 	for first := 0; first < n; first += embedPointChunk {
 		k := min(embedPointChunk, n-first)
-		if cap(s.buf) < k*D {
-			s.buf = make([]float32, k*D)
+		vecs := make([][]float32, len(s.maps))
+		for i, m := range s.maps {
+			if cap(s.bufs[i]) < k*m.Len() {
+				s.bufs[i] = make([]float32, k*m.Len())
+			}
+			vecs[i] = s.bufs[i][:k*m.Len()]
+			m.PointsParallel(s.a[i], u[first*dim:(first+k)*dim], vecs[i], s.workers)
 		}
-		feats := s.buf[:k*D]
-		s.m.PointsParallel(s.a, u[first*dim:(first+k)*dim], feats, s.workers)
-		b := schema.PointBatch{Set: rec.Set, Seq: rec.Seq, First: int64(first), N: k, SpecID: rec.SpecID, Vectors: [][]float32{feats}}
+		b := schema.PointBatch{Set: rec.Set, Seq: rec.Seq, First: int64(first), N: k, SpecID: rec.SpecID, Vectors: vecs}
 		if s.arrow != nil {
 			if err := s.arrow.Write(b); err != nil {
 				return err

@@ -46,6 +46,7 @@ import (
 
 	"github.com/distfeat/distfeat/calibrate"
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/spec"
 )
 
 func main() {
@@ -96,8 +97,8 @@ type Config struct {
 type Row struct {
 	Case                                    string
 	Pooling, Marginal, Proposed, SmallSigma float64
-	ProposedSpec                            embedding.PointSpec
-	MarginalSpec                            embedding.PointSpec
+	ProposedSpec                            spec.Family
+	MarginalSpec                            spec.Family
 	CVPooling, CVMarginal                   float64
 }
 
@@ -117,7 +118,7 @@ func PrintTable(w io.Writer, rows []Row) {
 
 // Data is a case's spec and domains.
 type Data struct {
-	Spec        *embedding.Spec
+	Spec        *spec.Spec
 	Train, Test []calibrate.LabelledSet
 }
 
@@ -203,11 +204,11 @@ func RunCase(ctx context.Context, name string, c Config) (Row, *calibrate.Margin
 	if err != nil {
 		return Row{}, nil, err
 	}
-	row := Row{Case: name, ProposedSpec: res.Spec, CVPooling: res.BestPooling.Accuracy, CVMarginal: res.BestMarginal.Accuracy}
-	score := func(cand calibrate.MarginalCandidate, sigmaP float64) (float64, embedding.PointSpec, error) {
-		ps := embedding.PointSpec{Name: "mt", SigmaX: cand.SigmaX, Features: res.Chosen.Features, Pooling: cand.Pooling}
+	row := Row{Case: name, ProposedSpec: res.Family, CVPooling: res.BestPooling.Accuracy, CVMarginal: res.BestMarginal.Accuracy}
+	score := func(cand calibrate.MarginalCandidate, sigmaP float64) (float64, spec.Family, error) {
+		ps := spec.Family{Name: "mt", Kind: spec.KindMarginal, SigmaX: cand.SigmaX, Features: res.Chosen.Features, Pooling: cand.Pooling}
 		if !cand.Pooling {
-			ps.SetFamily, ps.SigmaP = res.Spec.SetFamily, sigmaP
+			ps.SetFamily, ps.SigmaP = res.Family.SetFamily, sigmaP
 			if ps.SetFamily == "" {
 				ps.SetFamily = data.Spec.Families[0].Name
 			}
@@ -221,7 +222,7 @@ func RunCase(ctx context.Context, name string, c Config) (Row, *calibrate.Margin
 	if row.Marginal, row.MarginalSpec, err = score(res.BestMarginal, res.BestMarginal.SigmaP); err != nil {
 		return row, res, err
 	}
-	if row.Proposed, err = TestAccuracy(emb, res.Spec, res.Lambda, data.Train, data.Test); err != nil {
+	if row.Proposed, err = TestAccuracy(emb, res.Family, res.Lambda, data.Train, data.Test); err != nil {
 		return row, res, err
 	}
 	if row.SmallSigma, _, err = score(res.BestMarginal, res.MedianPsi/8); err != nil {
@@ -233,7 +234,7 @@ func RunCase(ctx context.Context, name string, c Config) (Row, *calibrate.Margin
 // TestAccuracy fits the one-vs-rest ridge classifier (relative penalty lambda, each domain
 // weighted equally) on the per-point features of the training domains and returns the mean
 // over test domains of the accuracy on their points.
-func TestAccuracy(emb *embedding.Embedder, ps embedding.PointSpec, lambda float64, train, test []calibrate.LabelledSet) (float64, error) {
+func TestAccuracy(emb *embedding.Embedder, ps spec.Family, lambda float64, train, test []calibrate.LabelledSet) (float64, error) {
 	m, err := embedding.NewPointMap(emb, ps)
 	if err != nil {
 		return 0, err
@@ -332,7 +333,7 @@ type domainFunc func(rng *embedding.RNG, points int) (x []float64, labels []stri
 // The spec: points in [−7, 7]², an mmd family (D = 256, bandwidth 0.05 in normalised units,
 // 0.7 in the data's) for Ψ(P).
 func Synthetic(name string, train, test, points int, dom domainFunc) Data {
-	spec, err := embedding.ParseSpec([]byte(`{"version": 1, "seed": 42, "dim": 2,
+	spec, err := spec.ParseSpec([]byte(`{"version": 1, "seed": 42, "dim": 2,
 	  "bounds": {"lo": [-7, -7], "hi": [7, 7]},
 	  "families": [{"name": "psi", "kind": "mmd", "features": 256, "bandwidth": 0.05}]}`))
 	if err != nil {
@@ -441,7 +442,7 @@ func Digits(path string, train, test int) (Data, error) {
 	for i := range lo {
 		lo[i], hi[i] = "-4", "28"
 	}
-	spec, err := embedding.ParseSpec([]byte(`{"version": 1, "seed": 42, "dim": 64,
+	spec, err := spec.ParseSpec([]byte(`{"version": 1, "seed": 42, "dim": 64,
 	  "bounds": {"lo": [` + strings.Join(lo, ",") + `], "hi": [` + strings.Join(hi, ",") + `]},
 	  "families": [{"name": "psi", "kind": "mmd", "features": 256, "bandwidth": 0.25}]}`))
 	if err != nil {
