@@ -97,8 +97,8 @@ type Config struct {
 type Row struct {
 	Case                                    string
 	Pooling, Marginal, Proposed, SmallSigma float64
-	ProposedSpec                            spec.Family
-	MarginalSpec                            spec.Family
+	ProposedFamily                          spec.Family
+	MarginalFamily                          spec.Family
 	CVPooling, CVMarginal                   float64
 }
 
@@ -108,11 +108,11 @@ func PrintTable(w io.Writer, rows []Row) {
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
 	for _, r := range rows {
 		p := "pooling"
-		if !r.ProposedSpec.Pooling {
-			p = fmt.Sprintf("σ_P %.3g", r.ProposedSpec.SigmaP)
+		if !r.ProposedFamily.Pooling {
+			p = fmt.Sprintf("σ_P %.3g", r.ProposedFamily.SigmaP)
 		}
 		fmt.Fprintf(w, "| %s | %.3f | %.3f | %.3f | %.3f | %s, σ_X %.3g, D %d |\n",
-			r.Case, r.Pooling, r.Marginal, r.Proposed, r.SmallSigma, p, r.ProposedSpec.SigmaX, r.ProposedSpec.Features)
+			r.Case, r.Pooling, r.Marginal, r.Proposed, r.SmallSigma, p, r.ProposedFamily.SigmaX, r.ProposedFamily.Features)
 	}
 }
 
@@ -204,7 +204,7 @@ func RunCase(ctx context.Context, name string, c Config) (Row, *calibrate.Margin
 	if err != nil {
 		return Row{}, nil, err
 	}
-	row := Row{Case: name, ProposedSpec: res.Family, CVPooling: res.BestPooling.Accuracy, CVMarginal: res.BestMarginal.Accuracy}
+	row := Row{Case: name, ProposedFamily: res.Family, CVPooling: res.BestPooling.Accuracy, CVMarginal: res.BestMarginal.Accuracy}
 	score := func(cand calibrate.MarginalCandidate, sigmaP float64) (float64, spec.Family, error) {
 		ps := spec.Family{Name: "mt", Kind: spec.KindMarginal, SigmaX: cand.SigmaX, Features: res.Chosen.Features, Pooling: cand.Pooling}
 		if !cand.Pooling {
@@ -219,7 +219,7 @@ func RunCase(ctx context.Context, name string, c Config) (Row, *calibrate.Margin
 	if row.Pooling, _, err = score(res.BestPooling, 0); err != nil {
 		return row, res, err
 	}
-	if row.Marginal, row.MarginalSpec, err = score(res.BestMarginal, res.BestMarginal.SigmaP); err != nil {
+	if row.Marginal, row.MarginalFamily, err = score(res.BestMarginal, res.BestMarginal.SigmaP); err != nil {
 		return row, res, err
 	}
 	if row.Proposed, err = TestAccuracy(emb, res.Family, res.Lambda, data.Train, data.Test); err != nil {
