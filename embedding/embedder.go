@@ -49,11 +49,12 @@ type Embedder struct {
 	width   []float64 // hi − lo
 	reject  bool
 	fams    []family
-	names   []string    // family names, parallel to fams
-	colsOf  [][2]int    // column range of each family
-	cols    []Column    // all columns in output order
-	colLens []int       // cols[i].Len
-	points  []*PointMap // the marginal_transfer families' per-point maps, in spec order
+	names   []string     // family names, parallel to fams
+	colsOf  [][2]int     // column range of each family
+	cols    []Column     // all columns in output order
+	colLens []int        // cols[i].Len
+	points  []*PointMap  // the marginal_transfer families' per-point maps, in spec order
+	retain  *PointBudget // WithPointRetention: sketches keep their points within it (nil: not)
 
 	addWorkers int       // WithAddWorkers: goroutines a large Sketch.Add may use (≤ 1: none)
 	helpers    sync.Pool // *Sketch: empty sketches the parallel Add accumulates into
