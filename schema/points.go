@@ -19,6 +19,8 @@ import (
 // closed window, with the point's features conditioned on its window's distribution.
 const (
 	colIndex = "index"
+	// maxSetIDBytes is the longest set ID the input accepts.
+	maxSetIDBytes = 256
 	// numPointFixedCols is the number of per-point columns before the feature vectors:
 	// set, seq, index, spec_id.
 	numPointFixedCols = 4
@@ -172,11 +174,11 @@ func (o *PointOutput) Encode(b PointBatch) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// EncodedSize is an upper bound of len(Encode(b)) for a batch of n points, within a few
-// hundred bytes: the schema message with the spec, and n rows.
+// EncodedSize is an upper bound of len(Encode(b)) for a batch of n points of any set ID
+// (up to 256 bytes): the schema message with the spec, and n rows.
 func (o *PointOutput) EncodedSize(n int) int {
 	size := 1536 + 2*len(o.schema.Metadata().Values()[0])
-	row := 64 + len(o.specID)
+	row := 64 + len(o.specID) + maxSetIDBytes
 	for _, l := range o.lens {
 		row += 4 * l
 	}

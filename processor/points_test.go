@@ -1,0 +1,172 @@
+package processor
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/spec"
+	"github.com/distfeat/distfeat/window"
+)
+
+const pointSpec = `{"version":1,"seed":7,"dim":2,"bounds":{"lo":[0,0],"hi":[1,1]},
+ "families":[{"name":"mmd","kind":"mmd","features":32,"bandwidth":0.2},
+   {"name":"mt","kind":"marginal_transfer","set_family":"mmd","sigma_p":0.4,"sigma_x":0.3,"features":64},
+   {"name":"pool","kind":"marginal_transfer","pooling":true,"sigma_x":0.3,"features":16}]}`
+
+// pointCounts observes the per-point output too.
+type pointCounts struct {
+	counts
+	emitted, dropped int
+}
+
+func (c *pointCounts) OnPointsEmitted(n int)                 { c.emitted += n }
+func (c *pointCounts) OnPointsDropped(string, uint64, int64) { c.dropped++ }
+
+// pointProc is a Processor with per-point output over an embedder retaining points within
+// budget bytes.
+func pointProc(t *testing.T, budget int64, maxOutput int) (*Processor, *pointCounts, *embedding.Embedder) {
+	t.Helper()
+	sp, err := spec.ParseSpec([]byte(pointSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb, err := embedding.New(sp, embedding.WithPointRetention(embedding.NewPointBudget(budget)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cols []embedding.Column
+	for _, m := range emb.PointMaps() {
+		cols = append(cols, embedding.Column{Name: m.Name(), Len: m.Len()})
+	}
+	c := &pointCounts{}
+	p, err := New(Config{Window: window.Config{Mode: "set", IdleTimeout: time.Minute, MaxOpen: 100},
+		MaxOutputBytes: maxOutput, Points: schema.NewPointOutput(sp, cols)},
+		emb, schema.NewOutput(sp, emb.Columns()), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, c, emb
+}
+
+// pointSets is two sets' records: set "a" in two records, "b" in one, interleaved.
+func pointSets(n int) (recs []Record, pts map[string][]float64) {
+	rng := embedding.NewRNG(5, "processor-points")
+	pts = map[string][]float64{}
+	val := func(set string, k int, end bool) string {
+		var ps []string
+		for i := 0; i < k; i++ {
+			x, y := rng.Float64(), rng.Float64()
+			pts[set] = append(pts[set], x, y)
+			ps = append(ps, fmt.Sprintf("[%v,%v]", x, y))
+		}
+		return fmt.Sprintf(`{"points":[%s],"end":%v}`, strings.Join(ps, ","), end)
+	}
+	recs = numbered(0, jsonRec("a", val("a", n, false)), jsonRec("b", val("b", n/2, true)), jsonRec("a", val("a", n, true)))
+	return recs, pts
+}
+
+// TestProcessorPointOutput: each window's feature record is followed by its per-point
+// messages (point order, chunked to the output limit, keyed by set, headers naming the
+// window and the first point), whose rows are bit-identical to the library's per-point
+// features of the window's points against its own features — what embed --points writes.
+func TestProcessorPointOutput(t *testing.T) {
+	for _, maxOut := range []int{1_000_000, 16 << 10} {
+		t.Run(strconv.Itoa(maxOut), func(t *testing.T) {
+			p, c, emb := pointProc(t, 1<<20, maxOut)
+			recs, pts := pointSets(300)
+			msgs := processAll(t, p, recs, 1)
+			var window schema.FeatureRecord
+			next := map[string]int64{}
+			chunks := 0
+			for _, m := range msgs {
+				if len(m.Value) > maxOut {
+					t.Fatalf("a %v message of %d bytes, over the limit %d", m.Kind, len(m.Value), maxOut)
+				}
+				switch m.Kind {
+				case Feature:
+					rs, _, err := schema.DecodeFeatures(m.Value)
+					if err != nil {
+						t.Fatal(err)
+					}
+					window = rs[0]
+					continue
+				case PointFeature:
+				default:
+					t.Fatalf("unexpected %v message", m.Kind)
+				}
+				chunks++
+				rows, cols, err := schema.DecodePoints(m.Value)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(m.Key) != window.Set || headerOf(m.Headers, schema.HeaderWindowID) != strconv.FormatUint(window.Seq, 10) ||
+					headerOf(m.Headers, HeaderPointFirst) != strconv.FormatInt(rows[0].Index, 10) || len(cols) != 2 {
+					t.Fatalf("point message key %q headers %v cols %v after window %s/%d", m.Key, m.Headers, cols, window.Set, window.Seq)
+				}
+				for _, r := range rows {
+					if r.Set != window.Set || r.Index != next[r.Set] {
+						t.Fatalf("row %s/%d, want %s/%d", r.Set, r.Index, window.Set, next[r.Set])
+					}
+					next[r.Set]++
+					u := pts[r.Set][2*r.Index : 2*r.Index+2]
+					for _, pm := range emb.PointMaps() {
+						want := make([]float32, pm.Len())
+						pm.Points(pm.SetPart(window.Vectors, nil), u, want)
+						for j, v := range r.Features[pm.Name()] {
+							if math.Float32bits(v) != math.Float32bits(want[j]) {
+								t.Fatalf("set %s point %d %s[%d] = %v, library %v", r.Set, r.Index, pm.Name(), j, v, want[j])
+							}
+						}
+					}
+				}
+			}
+			if next["a"] != 600 || next["b"] != 150 || c.emitted != 750 || c.dropped != 0 {
+				t.Fatalf("rows a %d, b %d (want 600, 150); observed %d emitted, %d dropped", next["a"], next["b"], c.emitted, c.dropped)
+			}
+			if maxOut < 100_000 && chunks < 4 {
+				t.Errorf("%d point messages under a %d-byte limit: the windows were not split", chunks, maxOut)
+			}
+		})
+	}
+}
+
+// TestProcessorPointBudget: a window whose points do not fit the retention budget still gets
+// its feature record, and no per-point messages; a window that fits gets them.
+func TestProcessorPointBudget(t *testing.T) {
+	p, c, _ := pointProc(t, 8*2*500, 1_000_000) // room for 500 points: a (300) and b (150) fit, then a (600) does not
+	recs, _ := pointSets(300)
+	msgs := processAll(t, p, recs, 1)
+	kinds := map[string][]Kind{}
+	for _, m := range msgs {
+		kinds[string(m.Key)] = append(kinds[string(m.Key)], m.Kind)
+	}
+	if len(kinds["a"]) != 1 || kinds["a"][0] != Feature {
+		t.Errorf("set a (over the budget): messages %v, want its feature record only", kinds["a"])
+	}
+	if len(kinds["b"]) < 2 || kinds["b"][0] != Feature || kinds["b"][1] != PointFeature {
+		t.Errorf("set b (within the budget): messages %v, want its feature record then per-point messages", kinds["b"])
+	}
+	if c.dropped != 1 || c.emitted != 150 {
+		t.Errorf("observed %d dropped windows, %d points emitted; want 1, 150", c.dropped, c.emitted)
+	}
+}
+
+func TestPointChunkErrors(t *testing.T) {
+	sp, _ := spec.ParseSpec([]byte(mmdSpec))
+	emb, _ := embedding.New(sp)
+	if _, err := PointChunk(emb, schema.NewPointOutput(sp, nil), 1<<20); err == nil || !strings.Contains(err.Error(), "marginal_transfer") {
+		t.Errorf("no marginal_transfer family: %v", err)
+	}
+	sp2, _ := spec.ParseSpec([]byte(strings.Replace(pointSpec, `"features":64}`, `"features":4096}`, 1)))
+	emb2, _ := embedding.New(sp2)
+	cols := []embedding.Column{{Name: "mt", Len: 4096}, {Name: "pool", Len: 16}}
+	if _, err := PointChunk(emb2, schema.NewPointOutput(sp2, cols), 8<<10); err == nil || !strings.Contains(err.Error(), "DISTFEAT_MAX_OUTPUT_BYTES") {
+		t.Errorf("one point over the output limit: %v", err)
+	}
+}
