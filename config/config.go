@@ -23,6 +23,7 @@ type Config struct {
 	InputTopic  string
 	OutputTopic string
 	DLQTopic    string
+	PointsTopic string // per-point output (marginal_transfer), "" for none
 	Group       string
 	Spec        string
 
@@ -182,6 +183,9 @@ func (c *Config) Validate() error {
 	}
 	if c.InputTopic == c.OutputTopic || c.InputTopic == c.DLQTopic {
 		return configError("INPUT_TOPIC", "%q must differ from the output and dead-letter topics", c.InputTopic)
+	}
+	if p := c.PointsTopic; p != "" && (p == c.InputTopic || p == c.OutputTopic || p == c.DLQTopic) {
+		return configError("POINT_FEATURES_TOPIC", "%q must differ from the input, output and dead-letter topics", p)
 	}
 	if _, err := c.WindowConfig(); err != nil {
 		return err

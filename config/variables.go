@@ -80,6 +80,8 @@ func variables() []Variable {
 		str("INPUT_TOPIC", "points", "topic", "topic of input point records", kindString, func(c *Config, s string) { c.InputTopic = s }),
 		str("OUTPUT_TOPIC", "features", "topic", "topic of feature records", kindString, func(c *Config, s string) { c.OutputTopic = s }),
 		str("DLQ_TOPIC", "points.dlq", "topic", "dead-letter topic for invalid input", kindString, func(c *Config, s string) { c.DLQTopic = s }),
+		str("POINT_FEATURES_TOPIC", "", "topic", "per-point features of the spec's marginal_transfer families (empty: off); a quarter of MAX_BUFFER_BYTES then holds windows' points", kindString,
+			func(c *Config, s string) { c.PointsTopic = s }),
 		str("GROUP", "distfeat", "name", "consumer group", kindString, func(c *Config, s string) { c.Group = s }),
 		str("SPEC", "", "file", "feature spec JSON file (empty: the built-in default)", kindString, func(c *Config, s string) { c.Spec = s }),
 		str("WINDOW", "set", "set|count|time|session", "window mode", kindString, func(c *Config, s string) { c.Window = s }),

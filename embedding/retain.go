@@ -59,6 +59,10 @@ func WithPointRetention(budget *PointBudget) Option {
 	}
 }
 
+// RetainsPoints reports whether the embedder's sketches retain their points
+// (WithPointRetention, with a marginal_transfer family in the spec).
+func (e *Embedder) RetainsPoints() bool { return e.retain != nil }
+
 // retainPoints appends u to the sketch's retained points, growing the buffer within the
 // budget, or drops the window's points when they do not fit.
 func (s *Sketch) retainPoints(u []float64) {
