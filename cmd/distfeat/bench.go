@@ -289,6 +289,9 @@ func benchPipeline(ctx context.Context, brokers []string, o benchOptions, prog *
 	if err == nil && o.pointOutput {
 		prog.update("waiting for the group to commit (all per-point output acknowledged)")
 		err = waitGroupCommitted(ctx, brokers, cfg0Group, testbroker.TopicPoints)
+		if err == nil {
+			err = checkPointRecords(ctx, brokers)
+		}
 	}
 	elapsed, cpu := time.Since(start), processCPU()-cpu0
 	if err != nil {
@@ -333,6 +336,28 @@ func waitGroupCommitted(ctx context.Context, brokers []string, group, topic stri
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// checkPointRecords fails when bench --point-output wrote no per-point records (every
+// window over the retention budget, say): the rate would then not measure them.
+func checkPointRecords(ctx context.Context, brokers []string) error {
+	cc := plainConn(brokers)
+	parts, err := partitionsOf(ctx, cc, benchPointsTopic)
+	if err != nil {
+		return err
+	}
+	ends, err := partitionEnds(ctx, cc, benchPointsTopic, parts)
+	if err != nil {
+		return err
+	}
+	n := int64(0)
+	for _, r := range ends {
+		n += r.end - r.first
+	}
+	if n == 0 {
+		return fmt.Errorf("no per-point records on %s: does the spec have a marginal_transfer family, and do the windows' points fit a quarter of DISTFEAT_MAX_BUFFER_BYTES?", benchPointsTopic)
+	}
+	return nil
 }
 
 // writeBlockProfile writes the block profile gathered since SetBlockProfileRate and stops

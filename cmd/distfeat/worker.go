@@ -54,6 +54,9 @@ func serveWorker(ctx context.Context, cfg *config.Config, log *slog.Logger, star
 	// records' budget as without it.
 	opts := []embedding.Option{embedding.WithAddWorkers(runtime.GOMAXPROCS(0))}
 	bufferBytes := int64(cfg.MaxBufferBytes)
+	if bufferBytes <= 0 {
+		bufferBytes = consumer.DefaultMaxBufferBytes
+	}
 	if cfg.PointsTopic != "" {
 		opts = append(opts, embedding.WithPointRetention(embedding.NewPointBudget(bufferBytes/4)))
 		bufferBytes -= bufferBytes / 4
