@@ -69,6 +69,7 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if f.dim == 0 {
 			f.dim = base.Dim
 		}
+		mf.kept = splitMarginalFamilies(base)
 	}
 	if f.families != "" {
 		f.opts.Families = strings.Split(f.families, ",")
@@ -101,6 +102,8 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if grid, err = addMarginalFamily(ctx, res, labelled, mf); err != nil {
 			return err
 		}
+	} else if grid, err = keepMarginalFamilies(res, mf.kept); err != nil {
+		return err
 	}
 	prog.done()
 	if err := writeCalibration(res, f, stdout); err != nil || grid == "" || f.out == "-" {

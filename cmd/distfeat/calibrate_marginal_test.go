@@ -68,6 +68,29 @@ func TestCalibratePointLabel(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("embed --points with the proposed spec: exit %d: %s", code, stderr)
 	}
+	// The proposed spec as the base of another calibration: its marginal_transfer family is
+	// kept (and said so) without --point-label.
+	spec2 := filepath.Join(dir, "spec2.json")
+	code, stdout, stderr = runCLI(t, pointsOnly(labelledLines(10, 60)), "calibrate", "--spec", specOut, "--out", spec2)
+	if code != 0 || !strings.Contains(stdout, "kept from the base spec unchanged: cells") {
+		t.Fatalf("calibrate --spec <spec with a marginal_transfer family>: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	sp2, err := spec.LoadSpec(spec2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := sp2.Families[len(sp2.Families)-1]; last.Name != "cells" || last != maps[0].Family() {
+		t.Errorf("the kept family %+v, want %+v", last, maps[0].Family())
+	}
+}
+
+// pointsOnly drops the "y" arrays of labelledLines.
+func pointsOnly(lines string) string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(lines), "\n") {
+		out = append(out, l[:strings.Index(l, `,"y":[`)]+`,"end":true}`)
+	}
+	return strings.Join(out, "\n") + "\n"
 }
 
 func TestCalibratePointLabelErrors(t *testing.T) {
