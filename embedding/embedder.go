@@ -10,7 +10,9 @@
 // were split across Add calls and merged sketches, on every machine.
 //
 // Families: mmd (mean embedding with random Fourier features, mmd.go), l2 (orthonormal
-// cosine projection, l2.go) and hdd (homogeneous density distances, hdd.go).
+// cosine projection, l2.go) and hdd (homogeneous density distances, hdd.go); and
+// marginal_transfer (marginal.go), which adds no window column but a per-point map
+// (Embedder.PointMaps) from a window's points and features to per-point features.
 package embedding
 
 import (
