@@ -180,15 +180,26 @@ func (m *PointMap) Points(a, u []float64, out []float32) {
 		panic(fmt.Sprintf("embedding: PointMap.Points: %d values for dim %d, set part %d (want %d), out %d",
 			len(u), d, len(a), m.half, len(out)))
 	}
-	theta := make([]float64, m.half)
-	for i := 0; i < len(u)/d; i++ {
-		numeric.RFFDot(m.path, m.wx, d, u[i*d:(i+1)*d], theta)
-		for r, t := range theta {
-			theta[r] = float64(a[r] + t)
+	// Blocks of points share the frequency rows (numeric.RFFDotBatch: the tile kernel, each
+	// value bit-identical to RFFDot's).
+	n, h := len(u)/d, m.half
+	block := min(n, pointsBlock)
+	theta := make([]float64, (numeric.RFFTilePadded(block)+numeric.RFFTileWindows)*h)
+	for i0 := 0; i0 < n; i0 += block {
+		nb := min(block, n-i0)
+		numeric.RFFDotBatch(m.path, m.wx, d, h, u[i0*d:(i0+nb)*d], nb, theta, h)
+		for i := 0; i < nb; i++ {
+			th := theta[i*h : (i+1)*h]
+			for r, t := range th {
+				th[r] = float64(a[r] + t)
+			}
+			m.emit.emit(th, out[(i0+i)*D:(i0+i+1)*D])
 		}
-		m.emit.emit(theta, out[i*D:(i+1)*D])
 	}
 }
+
+// pointsBlock is the number of points whose θ Points computes at once.
+const pointsBlock = 32
 
 // PointsParallel is Points with the points spread over up to workers goroutines; the bits
 // are those of Points.
