@@ -25,12 +25,12 @@ test: vet
 	$(GO) test -race -tags dev -timeout 20m ./...
 	$(MAKE) test-arch
 
-# Same bytes on every architecture and build (README, Guarantees): the golden and
-# bit-identity tests of embedding and internal/numeric with the portable kernels
-# (-tags purego), with GOAMD64=v3 (implicit FMA fusion allowed) and on arm64 under qemu-user; then `distfeat embed` built for arm64 (qemu),
-# purego and v3 against the committed checksums in cmd/distfeat/testdata/arch. Without
-# qemu-aarch64-static (Debian: qemu-user-static) the arm64 steps fail under CI=true and are
-# skipped with the reason elsewhere.
+# Same bytes on every architecture and build (docs/guarantees.md): the golden and bit-identity
+# tests of embedding and internal/numeric with the portable kernels (-tags purego), with
+# GOAMD64=v3 (implicit FMA fusion allowed) and on arm64 under qemu-user; then `distfeat embed`
+# built for arm64 (qemu), purego and v3 against the committed checksums in
+# cmd/distfeat/testdata/arch. Without qemu-aarch64-static (Debian: qemu-user-static) the arm64
+# steps fail under CI=true and are skipped with the reason elsewhere.
 ARCH_TESTS := '^(TestGolden|TestGoldenRFFPaths|Test.*BitIdentical|TestSincos.*|TestStreamingEqualsBatchEqualsMerged|TestHDDStreaming|TestFugledeExpPortable|TestDeterministicMath.*)$$'
 ARCH_PKGS  := ./embedding/ ./internal/numeric/
 test-arch:

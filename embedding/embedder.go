@@ -1,9 +1,9 @@
 // Package embedding turns sets of points into fixed-length feature vectors whose inner
 // products approximate kernels between the underlying distributions (DESIGN §2–3).
 //
-// A Spec (ParseSpec, LoadSpec, DefaultSpec) is compiled by New into an Embedder, which
-// holds every family's random draws (made from the frozen RNG, so features are a pure
-// function of the spec and the points). Raw points are mapped into the unit cube by
+// A spec.Spec (spec.ParseSpec, spec.LoadSpec, spec.DefaultSpec) is compiled by New into an
+// Embedder, which holds every family's random draws (made from the frozen RNG, so features
+// are a pure function of the spec and the points). Raw points are mapped into the unit cube by
 // Embedder.Normalize and accumulated in a Sketch: a fixed-size, mergeable, fixed-point
 // per-window state whose Finalize gives one float32 vector per Column. Because the
 // accumulators are integers, a window's features are bit-identical however its points
@@ -12,7 +12,9 @@
 // Families: mmd (mean embedding with random Fourier features, mmd.go), l2 (orthonormal
 // cosine projection, l2.go) and hdd (homogeneous density distances, hdd.go); and
 // marginal_transfer (marginal.go), which adds no window column but a per-point map
-// (Embedder.PointMaps) from a window's points and features to per-point features.
+// (Embedder.PointMaps) from a window's points and features to per-point features. Each
+// kind of the spec is compiled through the registry in kinds.go (docs/adding-a-kind.md).
+// The numeric kernels the families run on are in internal/numeric.
 package embedding
 
 import (

@@ -10,7 +10,7 @@ import (
 // or its default per kind (including the defaults that depend on dim), its allowed values
 // and its meaning, followed by the rules that involve several fields. It is generated from
 // the same table that parses and validates specs; `distfeat spec --fields` prints it and
-// the README quotes it.
+// docs/spec.md quotes it.
 func FieldReference() string {
 	var b strings.Builder
 	b.WriteString("| field | type | required / default | allowed values | meaning |\n|---|---|---|---|---|\n")

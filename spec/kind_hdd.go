@@ -9,7 +9,7 @@ import (
 // hddKind: the homogeneous density distance (DESIGN §3.3): a KDE of each window's density
 // on a grid, its cosine coefficients at M values λ of the divergence's Fuglede measure, and
 // a random Fourier stage on them.
-var hddKind = Kind{
+var hddKind = kindDef{
 	name: KindHDD,
 	doc:  "homogeneous density distance",
 	fields: []use{

@@ -2,7 +2,7 @@ package spec
 
 // l2Kind: the cosine projection of the density (an L² embedding), with an optional random
 // Fourier stage.
-var l2Kind = Kind{
+var l2Kind = kindDef{
 	name: KindL2,
 	doc:  "cosine projection",
 	fields: []use{

@@ -4,7 +4,7 @@ package spec
 // transfer, Blanchard et al.): one random Fourier map of [Ψ(P)/σ_P, u/σ_X], Ψ(P) the window
 // features of the mmd family set_family. A family of this kind adds no column to the window
 // records; it is the per-point output (one row per point, docs/marginal-transfer.md).
-var marginalKind = Kind{
+var marginalKind = kindDef{
 	name: KindMarginal,
 	doc:  "per-point marginal transfer",
 	fields: []use{

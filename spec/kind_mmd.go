@@ -2,7 +2,7 @@ package spec
 
 // mmdKind: the mean embedding of the points under a Gaussian kernel (random Fourier
 // features), with an optional second stage, a Gaussian kernel on the mean embeddings.
-var mmdKind = Kind{
+var mmdKind = kindDef{
 	name: KindMMD,
 	doc:  "mean embedding",
 	fields: []use{

@@ -10,8 +10,8 @@ package spec
 // file here, one entry in kinds, and the family's files and one entry in embedding
 // (docs/adding-a-kind.md).
 
-// Kind is one kind of family as the spec sees it. Its fields are set in the kind's file.
-type Kind struct {
+// kindDef is one kind of family as the spec sees it; each kind's file sets its fields.
+type kindDef struct {
 	name string
 	// doc is the kind in a few words ("mean embedding"), for the kind field's doc.
 	doc string
@@ -30,11 +30,8 @@ type Kind struct {
 	rules []string
 }
 
-// Name is the kind's name, the value of a family's kind field.
-func (k *Kind) Name() string { return k.name }
-
 // kinds is the registry: every kind, in the order of the field reference.
-var kinds = [...]*Kind{&mmdKind, &l2Kind, &hddKind, &marginalKind}
+var kinds = [...]*kindDef{&mmdKind, &l2Kind, &hddKind, &marginalKind}
 
 // KindNames lists the registered kinds' names, in the order of the field reference.
 func KindNames() []string { return kindNames() }
@@ -49,7 +46,7 @@ const (
 )
 
 // kindOf is the registered kind called name, or nil.
-func kindOf(name string) *Kind {
+func kindOf(name string) *kindDef {
 	for _, k := range kinds {
 		if k.name == name {
 			return k

@@ -13,9 +13,9 @@ import (
 //
 // Parse specs with ParseSpec or LoadSpec (strict: unknown fields, fields that do not apply
 // to a family's kind and bad values are *SpecError naming the field). A Spec built in Go is
-// validated by New, which reads a zero value as "absent" (there are no defaults there,
-// except that an empty Projection means the version's default: "gaussian" in version 1,
-// "orthogonal" from version 2).
+// validated by Validate (and by embedding.New), which reads a zero value as "absent"
+// (there are no defaults there, except that an empty Projection means the version's
+// default: "gaussian" in version 1, "orthogonal" from version 2).
 // The JSON encoding of a Spec (MarshalJSON) is its CanonicalJSON.
 //
 // FieldReference documents every field: its type, whether it is required or its default
@@ -50,7 +50,8 @@ type Bounds struct {
 type Family struct {
 	// Name is the output column name: [a-z0-9_]+, unique, and the RNG stream of its draws.
 	Name string `json:"name"`
-	// Kind is "mmd", "l2", "hdd" or "marginal_transfer".
+	// Kind is the name of a registered kind (KindNames): "mmd", "l2", "hdd" or
+	// "marginal_transfer".
 	Kind string `json:"kind"`
 
 	// Features is D, the output length of the (last) random Fourier stage (mmd, hdd, l2 with Sigma).

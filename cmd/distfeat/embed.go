@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/outfile"
 	"github.com/distfeat/distfeat/processor"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/spec"
@@ -30,7 +30,7 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlagSet("embed", "", "", stderr)
 	specPath := fs.String("spec", envOr("SPEC", ""), "feature spec JSON `file` (DISTFEAT_SPEC); empty: the built-in default")
 	in := fs.String("in", "-", "input JSON lines `file`, one set per line (- for stdin)")
-	out := fs.String("out", "-", "output `file` (- for stdout); written to a temporary file and renamed on success")
+	out := fs.String("out", "-", "output `file` (- for stdout); a file is replaced only when complete, a device or FIFO written directly")
 	format := fs.String("format", "jsonl", "output format `jsonl|arrow` (arrow: one Arrow IPC stream)")
 	skip := fs.Bool("skip-invalid", false, "report invalid lines on stderr and continue")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "parallel finalisation `workers` (output order is input order)")
@@ -59,15 +59,16 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *pointsOut != "" && len(emb.PointMaps()) == 0 {
 		return usageError("--points: the spec has no marginal_transfer family (docs/marginal-transfer.md; distfeat calibrate --point-label proposes one)")
 	}
+	w, commit, err := openOutput(ctx, *out, stdout) // first: a bad --out fails before any input is read
+	if err != nil {
+		return err
+	}
 	r, closeIn, err := openInput(*in)
 	if err != nil {
+		_ = commit(false)
 		return err
 	}
 	defer closeIn()
-	w, commit, err := openOutput(*out, stdout)
-	if err != nil {
-		return err
-	}
 	sink, err := newFeatureSink(w, *format, spec, emb)
 	if err != nil {
 		_ = commit(false)
@@ -77,8 +78,10 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	commitPoints := func(bool) error { return nil }
 	if *pointsOut != "" {
 		var pw io.Writer
-		if pw, commitPoints, err = openOutput(*pointsOut, stdout); err == nil {
+		if pw, commitPoints, err = openOutput(ctx, *pointsOut, stdout); err == nil {
 			psink, err = newPointSink(pw, *format, spec, emb, *workers)
+		} else {
+			err = fmt.Errorf("--points %s: %w", *pointsOut, errors.Unwrap(err)) // openOutput names --out
 		}
 		if err != nil {
 			_, _ = commit(false), commitPoints(false)
@@ -359,32 +362,24 @@ func openInput(path string) (io.Reader, func() error, error) {
 	return bufio.NewReaderSize(f, 1<<20), f.Close, nil
 }
 
-// openOutput returns the output writer and commit, which finishes it: for a file, the output
-// goes to a temporary file in the same directory that commit(true) syncs and renames to path,
-// and commit(false) removes, so a failed run never leaves a partial file that looks complete.
-func openOutput(path string, stdout io.Writer) (io.Writer, func(ok bool) error, error) {
+// openOutput returns the output writer and commit, which finishes it. A file is opened with
+// outfile.Create (see internal/outfile): a regular file is written to a temporary file that
+// commit(true) renames over it and commit(false) removes, so a failed run never leaves a
+// partial file that looks complete; a device, FIFO or /dev/stdout is written directly, and a
+// directory or unwritable path is an error here, before any work.
+func openOutput(ctx context.Context, path string, stdout io.Writer) (io.Writer, func(ok bool) error, error) {
 	if path == "-" || path == "" {
 		return stdout, func(bool) error { return nil }, nil
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	f, err := outfile.CreateContext(ctx, path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("--out: %w", err)
 	}
 	commit := func(ok bool) error {
-		var err error
 		if ok {
-			err = errors.Join(f.Sync(), f.Chmod(0o644))
+			return f.Commit()
 		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if ok && err == nil {
-			if err = os.Rename(f.Name(), path); err == nil {
-				return nil
-			}
-		}
-		_ = os.Remove(f.Name())
-		return err
+		return f.Abort()
 	}
 	return f, commit, nil
 }

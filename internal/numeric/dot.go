@@ -63,6 +63,7 @@ func RFFDotBatch(path Path, omega []float64, n, rows int, a []float64, nw int, t
 // Path selects an implementation of RFFDot. All paths produce bit-identical results.
 type Path int
 
+// String names the path (portable, avx2, avx512).
 func (p Path) String() string {
 	switch p {
 	case PathPortable:

@@ -17,6 +17,7 @@ const (
 	MMDPathExact                   // pure Go with sincos (math.Sincos beyond SincosMaxArg)
 )
 
+// String names the path (portable, avx2, avx512, exact).
 func (p MMDPath) String() string {
 	switch p {
 	case MMDPathPortable:
