@@ -94,10 +94,10 @@ type MarginalResult struct {
 	Sets, Folds        int
 }
 
-// Defaults of MarginalOptions.
+// Defaults of MarginalOptions (arrays: no package-level mutable state).
 var (
-	defaultMTFeatures = []int{256, 512, 1024}
-	defaultMTLambdas  = []float64{1e-4, 1e-3, 1e-2, 1e-1, 1}
+	defaultMTFeatures = [...]int{256, 512, 1024}
+	defaultMTLambdas  = [...]float64{1e-4, 1e-3, 1e-2, 1e-1, 1}
 )
 
 const defaultMTMaxPoints = 256
@@ -142,10 +142,10 @@ func MarginalTransfer(ctx context.Context, emb *embedding.Embedder, sets []Label
 		}
 	}
 	if len(o.Features) == 0 {
-		o.Features = defaultMTFeatures
+		o.Features = slices.Clone(defaultMTFeatures[:])
 	}
 	if len(o.Lambdas) == 0 {
-		o.Lambdas = defaultMTLambdas
+		o.Lambdas = slices.Clone(defaultMTLambdas[:])
 	}
 	if o.MaxPoints <= 0 {
 		o.MaxPoints = defaultMTMaxPoints
