@@ -32,6 +32,18 @@ func (c *pointCounts) OnPointsDropped(string, uint64, int64) { c.dropped++ }
 // budget bytes.
 func pointProc(t *testing.T, budget int64, maxOutput int) (*Processor, *pointCounts, *embedding.Embedder) {
 	t.Helper()
+	return pointProcWindow(t, budget, maxOutput, window.Config{Mode: "set", IdleTimeout: time.Minute, MaxOpen: 100})
+}
+
+// pointProcWindow is pointProc with the given windows.
+func pointProcWindow(t *testing.T, budget int64, maxOutput int, wc window.Config) (*Processor, *pointCounts, *embedding.Embedder) {
+	t.Helper()
+	if wc.IdleTimeout == 0 {
+		wc.IdleTimeout = time.Minute
+	}
+	if wc.MaxOpen == 0 {
+		wc.MaxOpen = 1000
+	}
 	sp, err := spec.ParseSpec([]byte(pointSpec))
 	if err != nil {
 		t.Fatal(err)
@@ -45,8 +57,7 @@ func pointProc(t *testing.T, budget int64, maxOutput int) (*Processor, *pointCou
 		cols = append(cols, embedding.Column{Name: m.Name(), Len: m.Len()})
 	}
 	c := &pointCounts{}
-	p, err := New(Config{Window: window.Config{Mode: "set", IdleTimeout: time.Minute, MaxOpen: 100},
-		MaxOutputBytes: maxOutput, Points: schema.NewPointOutput(sp, cols)},
+	p, err := New(Config{Window: wc, MaxOutputBytes: maxOutput, Points: schema.NewPointOutput(sp, cols)},
 		emb, schema.NewOutput(sp, emb.Columns()), c, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -168,5 +179,58 @@ func TestPointChunkErrors(t *testing.T) {
 	cols := []embedding.Column{{Name: "mt", Len: 4096}, {Name: "pool", Len: 16}}
 	if _, err := PointChunk(emb2, schema.NewPointOutput(sp2, cols), 8<<10); err == nil || !strings.Contains(err.Error(), "DISTFEAT_MAX_OUTPUT_BYTES") {
 		t.Errorf("one point over the output limit: %v", err)
+	}
+}
+
+// TestPointReplayFromCommitPoint is TestReplayFromCommitPoint with per-point output, in every
+// window mode (sliding count and time windows assemble their points from panes): a
+// processor restored from the commit point after any record, fed the records from the
+// committed offset on, emits exactly — byte for byte — the feature, per-point and
+// dead-letter messages the first one emitted for the records after it.
+func TestPointReplayFromCommitPoint(t *testing.T) {
+	recs := replayStream(t, 23)
+	for _, wc := range []window.Config{
+		{Mode: "set", MaxOpen: 3},
+		{Mode: "count", Size: 4, Hop: 2},
+		{Mode: "time", Size: 5_000, Hop: 2_500, AllowedLateness: 1_000},
+		{Mode: "session", Gap: 2_000},
+	} {
+		t.Run(string(wc.Mode), func(t *testing.T) {
+			ref, _, _ := pointProcWindow(t, 1<<20, 1_000_000, wc)
+			after := make([][]Message, len(recs)+1)
+			cps := make([]CommitPoint, len(recs)+1)
+			var perRec [][]Message
+			cps[0] = ref.CommitPoint()
+			for k := range recs {
+				res, err := ref.Process(recs[k])
+				if err != nil {
+					t.Fatal(err)
+				}
+				perRec = append(perRec, res.Messages)
+				cps[k+1] = ref.CommitPoint()
+			}
+			for k := len(recs) - 1; k >= 0; k-- {
+				after[k] = append(append([]Message(nil), perRec[k]...), after[k+1]...)
+			}
+			points := 0
+			for _, m := range after[0] {
+				if m.Kind == PointFeature {
+					points++
+				}
+			}
+			if points < 10 {
+				t.Fatalf("only %d per-point messages: the stream does not exercise the per-point output", points)
+			}
+			for k := 1; k < len(recs); k++ {
+				p, _, _ := pointProcWindow(t, 1<<20, 1_000_000, wc)
+				if err := p.Restore(cps[k].Metadata, cps[k].Offset); err != nil {
+					t.Fatalf("k=%d: Restore: %v", k, err)
+				}
+				got := processAll(t, p, recs[cps[k].Offset:], 5)
+				if d := sameMessages(got, after[k]); d != "" {
+					t.Fatalf("commit after %d records (offset %d): replay: %s", k, cps[k].Offset, d)
+				}
+			}
+		})
 	}
 }
