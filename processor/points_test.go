@@ -234,3 +234,69 @@ func TestPointReplayFromCommitPoint(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkProcessPoints is the processor's rate (decode, window, finalise, encode) on sets
+// of 2000 2-D points in records of 500 (an mmd family, D = 1024), without and with the
+// per-point output of a marginal_transfer family (D = 256), reported per input point.
+func BenchmarkProcessPoints(b *testing.B) {
+	const sets, per, chunk = 8, 2000, 500
+	rng := embedding.NewRNG(9, "bench-points")
+	var recs []Record
+	for s := 0; s < sets; s++ {
+		for c := 0; c < per/chunk; c++ {
+			pts := make([]float64, 2*chunk)
+			for i := range pts {
+				pts[i] = rng.Float64()
+			}
+			v, err := schema.EncodeArrow(2, []schema.Batch{{Set: fmt.Sprintf("s%d", s), Points: pts, N: chunk, End: c == per/chunk-1}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			recs = append(recs, arrowRec(fmt.Sprintf("s%d", s), v))
+		}
+	}
+	sp, err := spec.ParseSpec([]byte(`{"version":1,"seed":7,"dim":2,"bounds":{"lo":[0,0],"hi":[1,1]},
+	  "families":[{"name":"mmd","kind":"mmd","features":1024,"bandwidth":0.1},
+	    {"name":"mt","kind":"marginal_transfer","set_family":"mmd","sigma_p":0.4,"sigma_x":0.1,"features":256}]}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, on := range []bool{false, true} {
+		b.Run(map[bool]string{false: "windows", true: "windows+points"}[on], func(b *testing.B) {
+			var opts []embedding.Option
+			if on {
+				opts = append(opts, embedding.WithPointRetention(embedding.NewPointBudget(64<<20)))
+			}
+			emb, err := embedding.New(sp, opts...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			cfg := Config{Window: window.Config{Mode: "set", IdleTimeout: time.Minute, MaxOpen: 100}}
+			if on {
+				var cols []embedding.Column
+				for _, m := range emb.PointMaps() {
+					cols = append(cols, embedding.Column{Name: m.Name(), Len: m.Len()})
+				}
+				cfg.Points = schema.NewPointOutput(sp, cols)
+			}
+			out := schema.NewOutput(sp, emb.Columns())
+			bytes := 0
+			for b.Loop() {
+				p, err := New(cfg, emb, out, nil, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				res, err := p.Process(numbered(0, recs...)...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				bytes = 0
+				for _, m := range res.Messages {
+					bytes += len(m.Value)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*sets*per), "ns/point")
+			b.ReportMetric(float64(bytes)/float64(sets*per), "out-bytes/point")
+		})
+	}
+}
