@@ -33,6 +33,7 @@ type Config struct {
 	InputTopic  string   `env:"INPUT_TOPIC" envDefault:"points" values:"topic" doc:"topic of input point records"`
 	OutputTopic string   `env:"OUTPUT_TOPIC" envDefault:"features" values:"topic" doc:"topic of feature records"`
 	DLQTopic    string   `env:"DLQ_TOPIC" envDefault:"points.dlq" values:"topic" doc:"dead-letter topic for invalid input"`
+	PointsTopic string   `env:"POINT_FEATURES_TOPIC" values:"topic" doc:"per-point features of the spec's marginal_transfer families (empty: off); a quarter of MAX_BUFFER_BYTES then holds windows' points"`
 	Group       string   `env:"GROUP" envDefault:"distfeat" values:"name" doc:"consumer group"`
 	Spec        string   `env:"SPEC" values:"file" doc:"feature spec JSON file (empty: the built-in default)"`
 
@@ -220,6 +221,9 @@ func (c *Config) Validate() error {
 	}
 	if c.InputTopic == c.OutputTopic || c.InputTopic == c.DLQTopic {
 		return configError("INPUT_TOPIC", "%q must differ from the output and dead-letter topics", c.InputTopic)
+	}
+	if p := c.PointsTopic; p != "" && (p == c.InputTopic || p == c.OutputTopic || p == c.DLQTopic) {
+		return configError("POINT_FEATURES_TOPIC", "%q must differ from the input, output and dead-letter topics", p)
 	}
 	if _, err := c.WindowConfig(); err != nil {
 		return err

@@ -20,7 +20,10 @@ type observer struct {
 	finalize  map[string]prometheus.Observer // finalize_seconds{family}, resolved once
 }
 
-var _ processor.Observer = (*observer)(nil)
+var (
+	_ processor.Observer      = (*observer)(nil)
+	_ processor.PointObserver = (*observer)(nil)
+)
 
 // OnRecord counts records_total{result}.
 func (o *observer) OnRecord(result string) { o.m.Records.WithLabelValues(result).Inc() }
@@ -52,6 +55,17 @@ func (o *observer) OnFinalize(family string, elapsed time.Duration) {
 	if h, ok := o.finalize[family]; ok {
 		h.Observe(elapsed.Seconds())
 	}
+}
+
+// OnPointsEmitted counts point_features_total (processor.PointObserver).
+func (o *observer) OnPointsEmitted(n int) { o.m.PointFeatures.Add(float64(n)) }
+
+// OnPointsDropped counts point_windows_dropped_total and warns: the window's points
+// exceeded the retention budget, so it has no per-point output.
+func (o *observer) OnPointsDropped(set string, seq uint64, points int64) {
+	o.m.PointWindowsDropped.Inc()
+	o.log.Warn("window without per-point output: its points exceeded the retention budget (a quarter of DISTFEAT_MAX_BUFFER_BYTES)",
+		"partition", o.partition, "set", set, "seq", seq, "points", points)
 }
 
 // OnCloseMarker counts close_markers_total{result} (processor.MarkerObserver).

@@ -70,6 +70,7 @@ func (p *partition) newProcessor() error {
 		AllowKeyless:       w.cfg.AllowKeyless,
 		Group:              w.cfg.Group,
 		MaxOutputBytes:     w.cfg.OutputBatchBytes,
+		Points:             w.points,
 	}, w.emb, w.out, obs, w.clock)
 	if err != nil {
 		return err
@@ -300,8 +301,11 @@ drain:
 func (p *partition) queue(res processor.Result) {
 	for _, m := range res.Messages {
 		topic := p.w.cfg.OutputTopic
-		if m.Kind == processor.DeadLetter {
+		switch m.Kind {
+		case processor.DeadLetter:
 			topic = p.w.cfg.DLQTopic
+		case processor.PointFeature:
+			topic = p.w.cfg.PointsTopic
 		}
 		headers := make([]kafka.Header, len(m.Headers))
 		for i, h := range m.Headers {

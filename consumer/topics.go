@@ -29,6 +29,9 @@ func (w *Worker) checkTopics(ctx context.Context) error {
 		{"DISTFEAT_OUTPUT_TOPIC", w.cfg.OutputTopic},
 		{"DISTFEAT_DLQ_TOPIC", w.cfg.DLQTopic},
 	}
+	if w.cfg.PointsTopic != "" {
+		vars = append(vars, struct{ env, topic string }{"DISTFEAT_POINT_FEATURES_TOPIC", w.cfg.PointsTopic})
+	}
 	names := make([]string, len(vars))
 	for i, v := range vars {
 		names[i] = v.topic
@@ -89,4 +92,29 @@ func checkFeatureSize(emb *embedding.Embedder, out *schema.Output, limit int) er
 			emb.Spec().ID(), features, n, limit)
 	}
 	return nil
+}
+
+// pointOutput is the per-point encoder of the worker (Config.PointsTopic): a column per
+// marginal_transfer family of the spec. The spec must have one, the embedder must retain
+// points, and one point's row must fit the output limit; the errors name the settings.
+func pointOutput(cfg Config, emb *embedding.Embedder) (*schema.PointOutput, error) {
+	maps := emb.PointMaps()
+	if len(maps) == 0 {
+		return nil, fmt.Errorf("consumer: DISTFEAT_POINT_FEATURES_TOPIC=%s needs a marginal_transfer family in DISTFEAT_SPEC (spec %s has none)", cfg.PointsTopic, emb.Spec().ID())
+	}
+	if !emb.RetainsPoints() {
+		return nil, errors.New("consumer: per-point output needs an embedder built with embedding.WithPointRetention")
+	}
+	if cfg.PointsTopic == cfg.OutputTopic || cfg.PointsTopic == cfg.DLQTopic || cfg.PointsTopic == cfg.InputTopic {
+		return nil, fmt.Errorf("consumer: DISTFEAT_POINT_FEATURES_TOPIC=%s must differ from the input, output and dead-letter topics", cfg.PointsTopic)
+	}
+	var cols []embedding.Column
+	for _, m := range maps {
+		cols = append(cols, embedding.Column{Name: m.Name(), Family: m.Name(), Len: m.Len()})
+	}
+	out := schema.NewPointOutput(emb.Spec(), cols)
+	if _, err := processor.PointChunk(emb, out, cfg.OutputBatchBytes); err != nil {
+		return nil, fmt.Errorf("consumer: %w", err)
+	}
+	return out, nil
 }

@@ -40,6 +40,10 @@ type Config struct {
 	OutputTopic string // default "features"
 	DLQTopic    string // default "points.dlq"
 	Group       string // default "distfeat"
+	// PointsTopic, if set, receives the per-point features of the spec's marginal_transfer
+	// families (processor.PointFeature), committed after acknowledgement like the feature
+	// records. The embedder must retain points (embedding.WithPointRetention). "": off.
+	PointsTopic string
 
 	Window window.Config
 
@@ -155,6 +159,7 @@ type Worker struct {
 	cfg     Config
 	emb     *embedding.Embedder
 	out     *schema.Output
+	points  *schema.PointOutput // per-point output (Config.PointsTopic), or nil
 	metrics *metrics.Metrics
 	log     *slog.Logger
 	clock   window.Clock
@@ -177,7 +182,7 @@ type Worker struct {
 }
 
 // NewWorker validates the configuration and builds a worker. Nothing connects until Run.
-func NewWorker(cfg Config, emb *embedding.Embedder, out *schema.Output, m *metrics.Metrics, log *slog.Logger, clock window.Clock) (*Worker, error) {
+func NewWorker(cfg Config, emb *embedding.Embedder, out *schema.Output, m *metrics.Metrics, log *slog.Logger, clock window.Clock) (w *Worker, err error) {
 	cfg.setDefaults()
 	if len(cfg.Brokers) == 0 {
 		return nil, errors.New("consumer: no brokers configured (DISTFEAT_BROKERS)")
@@ -194,6 +199,12 @@ func NewWorker(cfg Config, emb *embedding.Embedder, out *schema.Output, m *metri
 	if err := checkFeatureSize(emb, out, cfg.OutputBatchBytes); err != nil {
 		return nil, err
 	}
+	var points *schema.PointOutput
+	if cfg.PointsTopic != "" {
+		if points, err = pointOutput(cfg, emb); err != nil {
+			return nil, err
+		}
+	}
 	if log == nil {
 		log = slog.Default()
 	}
@@ -204,8 +215,8 @@ func NewWorker(cfg Config, emb *embedding.Embedder, out *schema.Output, m *metri
 	if transport == nil {
 		transport = &kafka.Transport{}
 	}
-	w := &Worker{
-		cfg: cfg, emb: emb, out: out, metrics: m, log: log, clock: clock,
+	w = &Worker{
+		cfg: cfg, emb: emb, out: out, points: points, metrics: m, log: log, clock: clock,
 		writer: &kafka.Writer{
 			Addr:         kafka.TCP(cfg.Brokers...),
 			Balancer:     &kafka.Murmur2Balancer{Consistent: true},

@@ -10,9 +10,11 @@
 // were split across Add calls and merged sketches, on every machine.
 //
 // Families: mmd (mean embedding with random Fourier features, mmd.go), l2 (orthonormal
-// cosine projection, l2.go) and hdd (homogeneous density distances, hdd.go); each kind of
-// the spec is compiled through the registry in kinds.go (docs/adding-a-kind.md). The
-// numeric kernels the families run on are in internal/numeric.
+// cosine projection, l2.go) and hdd (homogeneous density distances, hdd.go); and
+// marginal_transfer (marginal.go), which adds no window column but a per-point map
+// (Embedder.PointMaps) from a window's points and features to per-point features. Each
+// kind of the spec is compiled through the registry in kinds.go (docs/adding-a-kind.md).
+// The numeric kernels the families run on are in internal/numeric.
 package embedding
 
 import (
@@ -51,10 +53,12 @@ type Embedder struct {
 	width   []float64 // hi − lo
 	reject  bool
 	fams    []family
-	names   []string // family names, parallel to fams
-	colsOf  [][2]int // column range of each family
-	cols    []Column // all columns in output order
-	colLens []int    // cols[i].Len
+	names   []string     // family names, parallel to fams
+	colsOf  [][2]int     // column range of each family
+	cols    []Column     // all columns in output order
+	colLens []int        // cols[i].Len
+	points  []*PointMap  // the marginal_transfer families' per-point maps, in spec order
+	retain  *PointBudget // WithPointRetention: sketches keep their points within it (nil: not)
 
 	addWorkers int       // WithAddWorkers: goroutines a large Sketch.Add may use (≤ 1: none)
 	helpers    sync.Pool // *Sketch: empty sketches the parallel Add accumulates into
@@ -108,11 +112,21 @@ func New(sp *spec.Spec, opts ...Option) (*Embedder, error) {
 	for _, c := range e.cols {
 		e.colLens = append(e.colLens, c.Len)
 	}
+	for _, f := range e.fams {
+		if p, ok := f.(*pointFamily); ok {
+			p.m.resolve(e.cols)
+			e.points = append(e.points, p.m)
+		}
+	}
 	for _, o := range opts {
 		o(e)
 	}
 	return e, nil
 }
+
+// PointMaps lists the per-point maps of the spec's marginal_transfer families, in spec
+// order (nil without such families). The slice is a copy; the maps are shared.
+func (e *Embedder) PointMaps() []*PointMap { return append([]*PointMap(nil), e.points...) }
 
 // Spec returns a copy of the resolved spec the embedder was compiled from.
 func (e *Embedder) Spec() *spec.Spec { return e.spec.Clone() }

@@ -11,9 +11,11 @@ import (
 // calls and merged sketches finalises to the same bits. A Sketch is not safe for
 // concurrent use.
 type Sketch struct {
-	e     *Embedder
-	n     int64
-	parts []familySketch
+	e      *Embedder
+	n      int64
+	parts  []familySketch
+	points []float64 // the window's normalised points, with WithPointRetention (retain.go)
+	lost   bool      // the points did not fit the PointBudget and were dropped
 }
 
 // FinalizeHook observes the time each family took to finalise (e.g. for a histogram).
@@ -36,6 +38,7 @@ func (s *Sketch) Add(u []float64) {
 	if s.n+k > MaxWindowPoints {
 		panic(fmt.Sprintf("embedding: Sketch.Add: a window may hold at most %d points", int64(MaxWindowPoints)))
 	}
+	s.retainPoints(u)
 	if s.e.addWorkers > 1 && s.addShared(u, d, int(k)) {
 		s.n += k
 		return
@@ -128,6 +131,13 @@ func (s *Sketch) Merge(other *Sketch) error {
 	for i, p := range s.parts {
 		p.merge(other.parts[i])
 	}
+	if s.e.retain != nil {
+		if other.lost {
+			s.dropPoints()
+		} else {
+			s.retainPoints(other.points)
+		}
+	}
 	s.n += other.n
 	return nil
 }
@@ -141,11 +151,14 @@ func (s *Sketch) Reset() {
 	for _, p := range s.parts {
 		p.reset()
 	}
+	s.releasePoints()
+	s.lost = false
 }
 
-// SizeBytes is the sketch's memory footprint (fixed for a given spec).
+// SizeBytes is the sketch's memory footprint: fixed for a given spec, plus the retained
+// points with WithPointRetention.
 func (s *Sketch) SizeBytes() int {
-	size := 64 + 16*len(s.parts)
+	size := 64 + 16*len(s.parts) + 8*cap(s.points)
 	for _, p := range s.parts {
 		size += p.sizeBytes()
 	}

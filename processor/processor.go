@@ -46,6 +46,13 @@ type Config struct {
 	// Group is the consumer group whose close markers this Processor applies; markers of
 	// other groups reading the same topic are ignored. "": every marker.
 	Group string
+	// Points, if set, turns on the per-point output: after each window's feature record,
+	// the per-point features of its points (the embedder's marginal_transfer families,
+	// computed against the window's own features) as PointFeature messages, each at most
+	// MaxOutputBytes. The embedder must retain points (embedding.WithPointRetention); a
+	// window whose points did not fit its budget gets no per-point messages
+	// (PointObserver.OnPointsDropped).
+	Points *schema.PointOutput
 	// FinalizeWorkers is how many goroutines finalise the windows one Process call closes
 	// (embedding.FinalizeBatchParallel): the call still returns only when all are done, so
 	// commits are unaffected and the bytes never depend on it. Default GOMAXPROCS, so a
@@ -95,6 +102,8 @@ type Processor struct {
 	next        int64 // next offset to process
 	seen        bool  // a record was processed
 
+	pointChunk int // points per PointFeature message (Config.Points)
+
 	normBuf []float64      // normalised points of the current record, reused
 	insBuf  []window.Input // window inputs of the current record, reused
 	slots   []slot         // output of the current call, in order
@@ -126,10 +135,16 @@ func New(cfg Config, emb *embedding.Embedder, out *schema.Output, obs Observer, 
 	if err != nil {
 		return nil, fmt.Errorf("processor: %w", err)
 	}
-	return &Processor{
+	p := &Processor{
 		cfg: cfg, emb: emb, out: out, obs: obs, hook: obs.OnFinalize, specID: emb.Spec().ID(), mgr: mgr,
 		decodeOpt: schema.DecodeOptions{Dim: emb.Dim(), MaxPoints: cfg.MaxPointsPerRecord},
-	}, nil
+	}
+	if cfg.Points != nil {
+		if p.pointChunk, err = PointChunk(emb, cfg.Points, cfg.MaxOutputBytes); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
 }
 
 // Restore resumes from a commit: metadata is the committed offset's metadata (Metadata)
@@ -352,10 +367,13 @@ func (p *Processor) finish() Result {
 		}
 		c := p.closed[s.closed]
 		m, ok := p.featureMessage(c, recs[s.closed])
-		p.mgr.Release(c.Sketch)
 		if ok {
 			msgs = append(msgs, m)
+			if p.cfg.Points != nil {
+				msgs = p.pointMessages(msgs, c, recs[s.closed])
+			}
 		}
+		p.mgr.Release(c.Sketch)
 	}
 	clear(p.slots)
 	clear(p.closed)

@@ -40,15 +40,20 @@ const (
 	Feature Kind = iota + 1
 	// DeadLetter is a rejected input record for the dead-letter topic.
 	DeadLetter
+	// PointFeature is per-point features of a closed window (Config.Points) for the
+	// per-point topic: they follow the window's feature record, in point order.
+	PointFeature
 )
 
-// String returns "feature" or "dead-letter".
+// String returns "feature", "dead-letter" or "point-feature".
 func (k Kind) String() string {
 	switch k {
 	case Feature:
 		return "feature"
 	case DeadLetter:
 		return "dead-letter"
+	case PointFeature:
+		return "point-feature"
 	}
 	return "unknown"
 }

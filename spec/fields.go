@@ -218,6 +218,14 @@ var familyFields = []familyField{
 		ref: func(f *Family) any { return &f.Method }, values: []string{MethodDirect, MethodNUFFT, MethodAuto}},
 	{name: "coefficients", doc: "Also output the coefficient vector A before the RFF stage, as column <name>_coef.",
 		ref: func(f *Family) any { return &f.Coefficients }},
+	{name: "set_family", doc: "The mmd family (without rbf_sigma) whose window features are the set's mean embedding Ψ(P).",
+		ref: func(f *Family) any { return &f.SetFamily }},
+	{name: "sigma_p", doc: "Bandwidth σ_P of the Gaussian kernel on Ψ(P), the set kernel (‖Ψ‖ ≤ 1).",
+		ref: func(f *Family) any { return &f.SigmaP }, check: positiveCheck},
+	{name: "sigma_x", doc: "Bandwidth σ_X of the Gaussian kernel on a set's points, in normalised units.",
+		ref: func(f *Family) any { return &f.SigmaX }, check: positiveCheck},
+	{name: "pooling", doc: "The constant set kernel (σ_P = ∞): per-point features of the point alone.",
+		ref: func(f *Family) any { return &f.Pooling }},
 }
 
 // findFamilyField returns the table row of the JSON field name, or nil.

@@ -31,7 +31,7 @@ type kindDef struct {
 }
 
 // kinds is the registry: every kind, in the order of the field reference.
-var kinds = [...]*kindDef{&mmdKind, &l2Kind, &hddKind}
+var kinds = [...]*kindDef{&mmdKind, &l2Kind, &hddKind, &marginalKind}
 
 // KindNames lists the registered kinds' names, in the order of the field reference.
 func KindNames() []string { return kindNames() }
@@ -41,6 +41,8 @@ const (
 	KindMMD = "mmd"
 	KindL2  = "l2"
 	KindHDD = "hdd"
+	// KindMarginal is the per-point marginal-transfer kind (no window columns).
+	KindMarginal = "marginal_transfer"
 )
 
 // kindOf is the registered kind called name, or nil.

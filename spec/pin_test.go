@@ -119,6 +119,12 @@ var specPinDocs = []string{
 	`{"dim": 2, "families": [{"name": "m", "kind": "mmd", "bandwidth": 0.1, "method": "fast"}]}`,
 	`{"dim": 2, "families": [{"name": "l", "kind": "l2", "method": "nufft"}]}`,
 	`{"version": 4, "dim": 2, "families": [{"name": "m", "kind": "mmd", "bandwidth": 0.1}]}`,
+	// marginal_transfer (per-point features): with a set family, pooled, and invalid.
+	`{"dim": 2, "families": [{"name": "mmd", "kind": "mmd", "bandwidth": 0.1}, {"name": "mt", "kind": "marginal_transfer", "set_family": "mmd", "sigma_p": 0.5, "sigma_x": 0.1}]}`,
+	`{"dim": 2, "families": [{"name": "mt", "kind": "marginal_transfer", "pooling": true, "sigma_x": 0.1, "features": 256}, {"name": "l", "kind": "l2"}]}`,
+	`{"dim": 2, "families": [{"name": "mt", "kind": "marginal_transfer", "pooling": false, "set_family": "", "sigma_x": 0.1}]}`,
+	`{"dim": 2, "families": [{"name": "l", "kind": "l2"}, {"name": "mt", "kind": "marginal_transfer", "set_family": "l", "sigma_p": 1, "sigma_x": 0.1}]}`,
+	`{"dim": 2, "families": [{"name": "mt", "kind": "marginal_transfer", "pooling": true, "sigma_p": 1, "sigma_x": 0.1}]}`,
 }
 
 // TestSpecPins: every pinned document parses to the same canonical JSON and spec_id, or

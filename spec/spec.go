@@ -50,7 +50,8 @@ type Bounds struct {
 type Family struct {
 	// Name is the output column name: [a-z0-9_]+, unique, and the RNG stream of its draws.
 	Name string `json:"name"`
-	// Kind is the name of a registered kind (KindNames): "mmd", "l2" or "hdd".
+	// Kind is the name of a registered kind (KindNames): "mmd", "l2", "hdd" or
+	// "marginal_transfer".
 	Kind string `json:"kind"`
 
 	// Features is D, the output length of the (last) random Fourier stage (mmd, hdd, l2 with Sigma).
@@ -93,6 +94,19 @@ type Family struct {
 	Mode string `json:"mode,omitempty"`
 	// Coefficients adds the column "<name>_coef" with the vector A before the RFF stage.
 	Coefficients bool `json:"coefficients,omitempty"`
+
+	// The remaining fields are marginal_transfer only (per-point features, see
+	// docs/marginal-transfer.md).
+
+	// SetFamily names the mmd family (without its rbf stage) whose window features are the
+	// set's mean embedding Ψ(P).
+	SetFamily string `json:"set_family,omitempty"`
+	// SigmaP is the bandwidth of the Gaussian kernel on Ψ(P) (the set kernel).
+	SigmaP float64 `json:"sigma_p,omitempty"`
+	// SigmaX is the bandwidth of the Gaussian kernel on points, in normalised units.
+	SigmaX float64 `json:"sigma_x,omitempty"`
+	// Pooling selects the constant set kernel (σ_P = ∞): set_family and sigma_p absent.
+	Pooling bool `json:"pooling,omitempty"`
 }
 
 // SpecError is a spec problem found at start-up; Field names the offending field in JSON

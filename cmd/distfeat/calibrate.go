@@ -45,6 +45,9 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.IntVar(&f.opts.MaxPoints, "sample-points", calibrate.DefaultMaxPoints, "`points` per set in the exact mean-map kernels")
 	fs.Float64Var(&f.opts.Error, "error", calibrate.DefaultError, "target RMS error of one approximate kernel value (`ε`, e.g. 0.03)")
 	fs.Float64Var(&f.opts.TargetR2, "r2", calibrate.DefaultTargetR2, "R² of the approximate Gram matrix the feature counts aim for (`0..1`)")
+	var mf marginalFlags
+	fs.StringVar(&mf.label, "point-label", "", "marginal transfer: the input lines' per-point label array `field`; adds a marginal_transfer family whose sigma_p, sigma_x and features are chosen by cross-validation over sets (needs --in)")
+	fs.StringVar(&mf.name, "point-family", "mt", "with --point-label: the `name` of the marginal_transfer family")
 	cc, err := parseClientFlags(fs, args)
 	if err != nil {
 		return err
@@ -54,6 +57,9 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	if (f.in == "") == (f.topic == "") {
 		return usageError("give exactly one of --in FILE or --from-topic TOPIC")
+	}
+	if mf.label != "" && f.in == "" {
+		return usageError("--point-label FIELD needs --in FILE (labelled JSON lines)")
 	}
 	if f.report != "" && f.report == f.out {
 		return usageError("--report and --out name the same file")
@@ -72,6 +78,7 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if f.dim == 0 {
 			f.dim = base.Dim
 		}
+		mf.kept = splitMarginalFamilies(base)
 	}
 	if f.families != "" {
 		f.opts.Families = strings.Split(f.families, ",")
@@ -79,9 +86,13 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	prog := newProgress(stderr, "calibrate")
 	defer prog.done()
 	var sets []calibrate.Set
-	if f.in != "" {
+	var labelled []calibrate.LabelledSet
+	switch {
+	case mf.label != "":
+		sets, labelled, f.dim, err = readLabelledLines(f.in, f.dim, f.maxSets, mf.label)
+	case f.in != "":
 		sets, f.dim, err = readCalibrationLines(f.in, f.dim, f.maxSets)
-	} else {
+	default:
 		cc.brokers = strings.Split(f.brokers, ",")
 		tctx, cancel := context.WithTimeout(ctx, f.topicTimeout)
 		sets, f.dim, err = readCalibrationTopic(tctx, cc, f.topic, f.dim, f.maxSets, stderr, prog)
@@ -95,8 +106,20 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
+	var grid string
+	if mf.label != "" {
+		if grid, err = addMarginalFamily(ctx, res, labelled, mf); err != nil {
+			return err
+		}
+	} else if grid, err = keepMarginalFamilies(res, mf.kept); err != nil {
+		return err
+	}
 	prog.done()
-	return writeCalibration(res, f, specOut, reportOut, stdout)
+	if err := writeCalibration(res, f, specOut, reportOut, stdout); err != nil || grid == "" || f.out == "-" {
+		return err // with --out -, stdout stays a valid spec
+	}
+	_, err = io.WriteString(stdout, grid)
+	return err
 }
 
 // openCalibrationOutputs opens --out (nil for -) and --report (nil when not asked for) with

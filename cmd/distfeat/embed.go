@@ -34,6 +34,7 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	format := fs.String("format", "jsonl", "output format `jsonl|arrow` (arrow: one Arrow IPC stream)")
 	skip := fs.Bool("skip-invalid", false, "report invalid lines on stderr and continue")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "parallel finalisation `workers` (output order is input order)")
+	pointsOut := fs.String("points", "", "also write the per-point features of the spec's marginal_transfer families to `file` (- for stdout), in --format")
 	if err := parseArgs(fs, args); err != nil {
 		var positional usageError
 		if errors.As(err, &positional) {
@@ -52,6 +53,12 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if *pointsOut != "" && (*pointsOut == *out && *out != "-" || *pointsOut == "-" && (*out == "-" || *out == "")) {
+		return usageError("--points and --out must be different files (give --out FILE or --points FILE)")
+	}
+	if *pointsOut != "" && len(emb.PointMaps()) == 0 {
+		return usageError("--points: the spec has no marginal_transfer family (docs/marginal-transfer.md; distfeat calibrate --point-label proposes one)")
+	}
 	w, commit, err := openOutput(ctx, *out, stdout) // first: a bad --out fails before any input is read
 	if err != nil {
 		return err
@@ -67,8 +74,22 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		_ = commit(false)
 		return err
 	}
+	var psink *pointSink
+	commitPoints := func(bool) error { return nil }
+	if *pointsOut != "" {
+		var pw io.Writer
+		if pw, commitPoints, err = openOutput(ctx, *pointsOut, stdout); err == nil {
+			psink, err = newPointSink(pw, *format, spec, emb, *workers)
+		} else {
+			err = fmt.Errorf("--points %s: %w", *pointsOut, errors.Unwrap(err)) // openOutput names --out
+		}
+		if err != nil {
+			_, _ = commit(false), commitPoints(false)
+			return err
+		}
+	}
 	prog := newProgress(stderr, "embed")
-	st, err := embedLines(ctx, emb, r, sink, *workers, func(line int, err error) error {
+	st, err := embedLines(ctx, emb, r, sink, psink, *workers, func(line int, err error) error {
 		if !*skip && !errors.Is(err, errNoPoints) {
 			return fmt.Errorf("line %d: %w", line, err)
 		}
@@ -79,10 +100,18 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if cerr := sink.Close(); err == nil {
 		err = cerr
 	}
+	if psink != nil {
+		if cerr := psink.Close(); err == nil {
+			err = cerr
+		}
+	}
 	if err == nil && st.sets == 0 {
 		err = fmt.Errorf("nothing embedded (%d invalid lines, %d sets without points)", st.invalid, st.empty)
 	}
 	if cerr := commit(err == nil); err == nil {
+		err = cerr
+	}
+	if cerr := commitPoints(err == nil); err == nil {
 		err = cerr
 	}
 	if err != nil {
@@ -137,10 +166,11 @@ const (
 
 // embedLine is one non-empty input line and, once its job is done, its record or error.
 type embedLine struct {
-	line int
-	data []byte
-	rec  schema.FeatureRecord
-	err  error
+	line   int
+	data   []byte
+	rec    schema.FeatureRecord
+	err    error
+	points []float64 // the set's normalised points, kept for the per-point output (--points)
 }
 
 // embedJob is a batch of consecutive input lines in flight.
@@ -159,8 +189,9 @@ type embedStats struct {
 // embedLines computes one feature record per input line with a pool of workers, writing
 // results in input order. onInvalid decides whether a bad line (or a set without points,
 // errNoPoints) stops the run. Lines travel in batches (embedJob); a batch's sets are
-// finalised together, which gives the same bytes as one by one.
-func embedLines(ctx context.Context, emb *embedding.Embedder, r io.Reader, sink featureSink, workers int,
+// finalised together, which gives the same bytes as one by one. With psink, each set's
+// per-point features are written after its window record.
+func embedLines(ctx context.Context, emb *embedding.Embedder, r io.Reader, sink featureSink, psink *pointSink, workers int,
 	onInvalid func(line int, err error) error, onProgress func(sets int)) (st embedStats, err error) {
 	if workers < 1 {
 		workers = 1
@@ -176,7 +207,7 @@ func embedLines(ctx context.Context, emb *embedding.Embedder, r io.Reader, sink 
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				embedBatch(emb, specID, j.lines)
+				embedBatch(emb, specID, j.lines, psink != nil)
 				close(j.doneCh)
 			}
 		}()
@@ -199,7 +230,11 @@ func embedLines(ctx context.Context, emb *embedding.Embedder, r io.Reader, sink 
 				st.invalid++
 				err = onInvalid(l.line, l.err)
 			default:
-				if err = sink.Write(l.rec); err == nil {
+				err = sink.Write(l.rec)
+				if err == nil && psink != nil {
+					err = psink.write(l.rec, l.points, emb.Dim())
+				}
+				if err == nil {
 					st.sets++
 					onProgress(st.sets)
 				}
@@ -276,16 +311,20 @@ func readLines(ctx context.Context, r io.Reader, jobs, ordered chan<- *embedJob,
 // embedBatch turns the JSON lines of one job (one whole set each) into their feature records
 // with the worker's code path: processor.Decode (decode, normalise, dead-letter reasons), one
 // sketch per set, and processor.Finalize over all of the job's valid sets together, the
-// worker's finalisation. A bad line gets its error and does not affect the others.
-func embedBatch(emb *embedding.Embedder, specID string, lines []embedLine) {
+// worker's finalisation. A bad line gets its error and does not affect the others. With
+// keepPoints each line keeps its normalised points for the per-point output.
+func embedBatch(emb *embedding.Embedder, specID string, lines []embedLine, keepPoints bool) {
 	closed := make([]window.Closed[*embedding.Sketch], 0, len(lines))
 	at := make([]int, 0, len(lines))
 	for k := range lines {
-		c, err := embedSketch(emb, lines[k].data)
+		c, u, err := embedSketch(emb, lines[k].data)
 		lines[k].data = nil
 		if err != nil {
 			lines[k].err = err
 			continue
+		}
+		if keepPoints {
+			lines[k].points = u
 		}
 		closed = append(closed, c)
 		at = append(at, k)
@@ -295,20 +334,21 @@ func embedBatch(emb *embedding.Embedder, specID string, lines []embedLine) {
 	}
 }
 
-// embedSketch decodes one JSON line and sketches its points as one closed window.
-func embedSketch(emb *embedding.Embedder, line []byte) (window.Closed[*embedding.Sketch], error) {
+// embedSketch decodes one JSON line and sketches its points as one closed window; it also
+// returns the normalised points.
+func embedSketch(emb *embedding.Embedder, line []byte) (window.Closed[*embedding.Sketch], []float64, error) {
 	d, err := processor.Decode(emb, nil, line, schema.ContentTypeJSON, 0,
 		schema.DecodeOptions{Dim: emb.Dim(), MaxPoints: maxLineBytes}, nil)
 	if err != nil {
-		return window.Closed[*embedding.Sketch]{}, err
+		return window.Closed[*embedding.Sketch]{}, nil, err
 	}
 	b := d.Batches[0]
 	if b.N == 0 {
-		return window.Closed[*embedding.Sketch]{}, fmt.Errorf("set %q: %w; the worker emits no window for it", b.Set, errNoPoints)
+		return window.Closed[*embedding.Sketch]{}, nil, fmt.Errorf("set %q: %w; the worker emits no window for it", b.Set, errNoPoints)
 	}
 	sk := emb.NewSketch()
 	sk.Add(d.Points)
-	return window.Closed[*embedding.Sketch]{Set: b.Set, Start: b.EventTime, End: b.EventTime, N: sk.Count(), Sketch: sk}, nil
+	return window.Closed[*embedding.Sketch]{Set: b.Set, Start: b.EventTime, End: b.EventTime, N: sk.Count(), Sketch: sk}, d.Points, nil
 }
 
 func openInput(path string) (io.Reader, func() error, error) {

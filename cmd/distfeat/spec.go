@@ -41,5 +41,13 @@ func runSpec(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "spec_id: %s\n\nresolved spec:\n%s\n\noutput schema:\n%s\n", spec.ID(), b,
 		schema.NewOutput(spec, emb.Columns()).Schema())
 	fmt.Fprintf(stdout, "\nsketch memory per open window: %d bytes\n", emb.NewSketch().SizeBytes())
+	if maps := emb.PointMaps(); len(maps) > 0 {
+		var cols []embedding.Column
+		for _, m := range maps {
+			cols = append(cols, embedding.Column{Name: m.Name(), Family: m.Name(), Len: m.Len()})
+		}
+		fmt.Fprintf(stdout, "\nper-point output schema (embed --points, DISTFEAT_POINT_FEATURES_TOPIC; docs/marginal-transfer.md):\n%s\n",
+			schema.NewPointOutput(spec, cols).Schema())
+	}
 	return nil
 }

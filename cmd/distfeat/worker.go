@@ -48,7 +48,19 @@ func serveWorker(ctx context.Context, cfg *config.Config, log *slog.Logger, star
 	}
 	// Large records' points are shared among the cores (same bits): a worker that owns fewer
 	// busy partitions than it has cores still uses them all.
-	emb, err := embedding.New(spec, embedding.WithAddWorkers(runtime.GOMAXPROCS(0)))
+	// With per-point output (DISTFEAT_POINT_FEATURES_TOPIC) the windows keep their points
+	// until they close: a quarter of DISTFEAT_MAX_BUFFER_BYTES holds them, the rest is the
+	// records' budget as without it.
+	opts := []embedding.Option{embedding.WithAddWorkers(runtime.GOMAXPROCS(0))}
+	bufferBytes := int64(cfg.MaxBufferBytes)
+	if bufferBytes <= 0 {
+		bufferBytes = consumer.DefaultMaxBufferBytes
+	}
+	if cfg.PointsTopic != "" {
+		opts = append(opts, embedding.WithPointRetention(embedding.NewPointBudget(bufferBytes/4)))
+		bufferBytes -= bufferBytes / 4
+	}
+	emb, err := embedding.New(spec, opts...)
 	if err != nil {
 		return fmt.Errorf("DISTFEAT_SPEC: %w", err)
 	}
@@ -65,11 +77,11 @@ func serveWorker(ctx context.Context, cfg *config.Config, log *slog.Logger, star
 	m := metrics.New(reg, buildinfo.String())
 	w, err := consumer.NewWorker(consumer.Config{
 		Brokers: cfg.Brokers, InputTopic: cfg.InputTopic, OutputTopic: cfg.OutputTopic,
-		DLQTopic: cfg.DLQTopic, Group: cfg.Group, Window: wcfg,
+		DLQTopic: cfg.DLQTopic, PointsTopic: cfg.PointsTopic, Group: cfg.Group, Window: wcfg,
 		MaxMessageBytes: cfg.MaxMessageBytes, OutputBatchBytes: cfg.MaxOutputBytes, ShutdownTimeout: cfg.ShutdownTimeout,
 		SessionTimeout: cfg.SessionTimeout, HeartbeatInterval: cfg.SessionTimeout / 10,
 		RebalanceTimeout: cfg.SessionTimeout, CommitInterval: cfg.CommitInterval,
-		ResetCheckpoints: cfg.ResetCheckpoints, AllowKeyless: cfg.AllowKeyless, MaxBufferBytes: int64(cfg.MaxBufferBytes),
+		ResetCheckpoints: cfg.ResetCheckpoints, AllowKeyless: cfg.AllowKeyless, MaxBufferBytes: bufferBytes,
 		Dialer: dialer, Transport: transport, User: cfg.SASLUsername,
 	}, emb, schema.NewOutput(spec, emb.Columns()), m, log, window.SystemClock{})
 	if err != nil {

@@ -26,6 +26,11 @@ type Metrics struct {
 	WindowsEmitted *prometheus.CounterVec
 	// WindowPoints is the distribution of points per emitted window.
 	WindowPoints prometheus.Histogram
+	// PointFeatures counts points written to the per-point topic (marginal_transfer).
+	PointFeatures prometheus.Counter
+	// PointWindowsDropped counts windows whose points did not fit the retention budget and
+	// got no per-point output.
+	PointWindowsDropped prometheus.Counter
 	// FinalizeSeconds is the finalisation time per family.
 	FinalizeSeconds *prometheus.HistogramVec
 	// EmitLatency is the time from a window's last event time to the broker's acknowledgement.
@@ -119,6 +124,12 @@ func (m *Metrics) newWindowMetrics() {
 	m.WindowsOpen = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "distfeat_windows_open", Help: "Open windows.",
 	})
+	m.PointFeatures = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "distfeat_point_features_total", Help: "Points written to the per-point topic (marginal_transfer families).",
+	})
+	m.PointWindowsDropped = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "distfeat_point_windows_dropped_total", Help: "Windows whose points exceeded the retention budget: feature record only, no per-point output.",
+	})
 	m.WindowsEmitted = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "distfeat_windows_emitted_total", Help: "Emitted feature records by close reason.",
 	}, []string{"reason"})
@@ -194,7 +205,7 @@ func (m *Metrics) newGroupMetrics() {
 func (m *Metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.OutputErrors, m.OutputStalled, m.BufferedBytes,
 		m.Points, m.PointsClipped, m.Records, m.RecordsInvalid, m.EndWithoutWindow,
-		m.WindowsOpen, m.WindowsEmitted, m.WindowPoints, m.FinalizeSeconds, m.EmitLatency,
+		m.WindowsOpen, m.WindowsEmitted, m.WindowPoints, m.PointFeatures, m.PointWindowsDropped, m.FinalizeSeconds, m.EmitLatency,
 		m.ConsumerLag, m.CommittedOffset, m.CommitDeferred, m.Rebalances, m.ProduceErrors,
 		m.SketchBytes, m.DeadLetters, m.BuildInfo, m.GroupLag, m.GroupCommittedOffset,
 		m.GroupPartitionsUnassigned, m.GroupLagErrors, m.CloseMarkers}

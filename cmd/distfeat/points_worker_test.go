@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/distfeat/distfeat/config"
+	"github.com/distfeat/distfeat/internal/testbroker"
+	"github.com/distfeat/distfeat/producer"
+	"github.com/distfeat/distfeat/schema"
+)
+
+// TestWorkerPointsMatchEmbed: the worker's per-point topic and `embed --points` on the same
+// sets give the same rows — set, index and every feature bit — the worker's cut into
+// records by the output limit, embed's into batches of 1024 points. (seq is each path's
+// window number, as in its window records: the worker's is replay-stable, derived from
+// offsets, embed's is 0; all rows of a set's window carry the same one.)
+func TestWorkerPointsMatchEmbed(t *testing.T) {
+	const pointsTopic = "points.features"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	b, err := testbroker.Start(ctx, testbroker.Options{Partitions: 2,
+		Topics: []string{testbroker.TopicPoints, testbroker.TopicFeatures, testbroker.TopicDLQ, pointsTopic}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	specPath := writeFile(t, "spec.json", pointTestSpec)
+	input, sets := pointInput(4)
+
+	// Offline.
+	embedOut := filepath.Join(t.TempDir(), "points.arrow")
+	if code, _, stderr := runCLI(t, input, "embed", "--spec", specPath, "--out", filepath.Join(t.TempDir(), "w"),
+		"--points", embedOut, "--format", "arrow"); code != 0 {
+		t.Fatalf("embed: exit %d: %s", code, stderr)
+	}
+	data, err := os.ReadFile(embedOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := schema.DecodePoints(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The worker.
+	cfg := &config.Config{
+		Brokers: b.Addrs(), InputTopic: testbroker.TopicPoints, OutputTopic: testbroker.TopicFeatures,
+		DLQTopic: testbroker.TopicDLQ, PointsTopic: pointsTopic, Group: "points-e2e", Window: "set", Spec: specPath,
+		IdleTimeout: time.Minute, MaxOpenWindows: 1000, MaxMessageBytes: 1 << 20, MaxOutputBytes: 64 << 10,
+		MetricsAddr: "127.0.0.1:0", ShutdownTimeout: 10 * time.Second, LogLevel: "error", LogFormat: "text",
+		SessionTimeout: 6 * time.Second, CommitInterval: 100 * time.Millisecond,
+	}
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- serveWorker(wctx, cfg, newLogger(io.Discard, "error", "text"), nil) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	})
+	var batches []schema.Batch
+	for _, line := range strings.Split(strings.TrimSpace(input), "\n") {
+		name := line[strings.Index(line, `"set":"`)+7:]
+		name = name[:strings.Index(name, `"`)]
+		x := sets[name]
+		batches = append(batches, producer.Split(schema.Batch{Set: name, Points: x, N: len(x) / 2, End: true}, 100)...)
+	}
+	pw := producer.NewPointWriter(producer.WriterConfig{Brokers: b.Addrs(), Topic: testbroker.TopicPoints, Dim: 2})
+	if err := pw.Write(ctx, batches...); err != nil {
+		t.Fatal(err)
+	}
+	if err := pw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := readPointRows(ctx, t, b.Addrs(), pointsTopic, len(want))
+
+	key := func(r schema.PointLine) string { return fmt.Sprintf("%s/%d", r.Set, r.Index) }
+	byKey := map[string]schema.PointLine{}
+	seqOf := map[string]uint64{}
+	for _, r := range got {
+		byKey[key(r)] = r
+		if s, ok := seqOf[r.Set]; ok && s != r.Seq {
+			t.Fatalf("set %s: rows of windows %d and %d (one window per set expected)", r.Set, s, r.Seq)
+		}
+		seqOf[r.Set] = r.Seq
+	}
+	if len(byKey) != len(want) {
+		t.Fatalf("the worker wrote %d distinct rows, embed %d", len(byKey), len(want))
+	}
+	for _, w := range want {
+		g, ok := byKey[key(w)]
+		if !ok {
+			t.Fatalf("row %s from embed is not on the worker's topic (e.g. %s)", key(w), key(got[0]))
+		}
+		if g.SpecID != w.SpecID || len(g.Features) != len(w.Features) {
+			t.Fatalf("row %s: spec_id %s / %d columns, embed %s / %d", key(w), g.SpecID, len(g.Features), w.SpecID, len(w.Features))
+		}
+		for col, wv := range w.Features {
+			gv := g.Features[col]
+			if len(gv) != len(wv) {
+				t.Fatalf("row %s column %s: %d values, embed %d", key(w), col, len(gv), len(wv))
+			}
+			for j := range wv {
+				if math.Float32bits(gv[j]) != math.Float32bits(wv[j]) {
+					t.Fatalf("row %s %s[%d]: worker %v, embed %v", key(w), col, j, gv[j], wv[j])
+				}
+			}
+		}
+	}
+}
+
+// readPointRows reads the per-point topic from the beginning until it holds n rows.
+func readPointRows(ctx context.Context, t *testing.T, brokers []string, topic string, n int) []schema.PointLine {
+	t.Helper()
+	var rows []schema.PointLine
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, GroupTopics: []string{topic}, GroupID: "points-e2e-reader",
+		StartOffset: kafka.FirstOffset, MinBytes: 1, MaxBytes: 16 << 20, MaxWait: 50 * time.Millisecond})
+	defer r.Close()
+	for len(rows) < n {
+		m, err := r.ReadMessage(ctx)
+		if err != nil {
+			t.Fatalf("reading %s after %d of %d rows: %v", topic, len(rows), n, err)
+		}
+		rs, _, err := schema.DecodePoints(m.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m.Value) > 64<<10 {
+			t.Fatalf("per-point record of %d bytes over DISTFEAT_MAX_OUTPUT_BYTES", len(m.Value))
+		}
+		rows = append(rows, rs...)
+	}
+	return rows
+}
