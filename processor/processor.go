@@ -174,7 +174,7 @@ func (p *Processor) Process(recs ...Record) (Result, error) {
 		last, seen = recs[i].Offset, true
 	}
 	for i := range recs {
-		p.process(&recs[i])
+		p.process(&recs[i], nil)
 	}
 	return p.finish(), nil
 }
@@ -220,8 +220,8 @@ func (p *Processor) Open() int { return p.mgr.Open() }
 // at metrics-scrape frequency, not per record.
 func (p *Processor) SizeBytes() int { return p.mgr.SizeBytes() }
 
-// process handles one input record.
-func (p *Processor) process(rec *Record) {
+// process handles one input record; pre is its decoding done ahead (Prepare), or nil.
+func (p *Processor) process(rec *Record, pre *decoding) {
 	p.next, p.seen = rec.Offset+1, true
 	replaying := rec.Offset < p.replayUntil
 	if rec.isControl() {
@@ -231,18 +231,19 @@ func (p *Processor) process(rec *Record) {
 	if replaying {
 		p.obs.OnRecord(ResultReplayed)
 	}
-	if len(rec.Value) > p.cfg.MaxMessageBytes {
-		p.deadLetter(rec, &schema.InvalidError{Reason: schema.ReasonTooLarge,
-			Detail: fmt.Sprintf("value is %d bytes, limit %d (DISTFEAT_MAX_MESSAGE_BYTES)", len(rec.Value), p.cfg.MaxMessageBytes)}, replaying)
-		return
+	var d Decoded
+	var err error
+	if pre != nil {
+		d, err = pre.d, pre.err
+	} else {
+		d, err = p.decode(rec, p.normBuf)
+		if cap(d.Points) > cap(p.normBuf) {
+			p.normBuf = d.Points[:0]
+		}
 	}
-	d, err := Decode(p.emb, rec.Key, rec.Value, rec.header(schema.HeaderContentType), recordTimeMs(rec.Time), p.decodeOpt, p.normBuf)
 	if err != nil {
 		p.deadLetter(rec, err, replaying)
 		return
-	}
-	if cap(d.Points) > cap(p.normBuf) {
-		p.normBuf = d.Points[:0]
 	}
 	if len(rec.Key) == 0 && len(d.Batches) > 0 && !p.cfg.AllowKeyless {
 		p.deadLetter(rec, &schema.InvalidError{Reason: schema.ReasonNoKey, Detail: fmt.Sprintf(
