@@ -17,7 +17,8 @@ import (
 // owns). Everything between a fetched record and its output messages is the processor's;
 // the reader goroutine decodes each record ahead (processor.Prepare, a pure function of the
 // record), so that with one busy partition the decoding of the next records runs on another
-// core while the loop sketches and finalises the current ones.
+// core while the loop handles the current ones, and ProcessPrepared adds the points of one
+// call's records to their windows' sketches on every core, as it finalises the windows.
 type partition struct {
 	w     *Worker
 	gen   *kafka.Generation

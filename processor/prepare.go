@@ -57,9 +57,14 @@ func (p *Processor) ProcessPrepared(recs ...Prepared) (Result, error) {
 		}
 		last, seen = recs[i].Record.Offset, true
 	}
+	// The prepared records own their points until the call returns: the sketches note them
+	// and add them together at the end (deferredAdds), before the windows that closed are
+	// finalised.
+	p.adds.on = true
 	for i := range recs {
 		p.process(&recs[i].Record, &recs[i].dec)
 	}
+	p.adds.run()
 	return p.finish(), nil
 }
 
