@@ -218,10 +218,12 @@ const issueSpec = `{"version":2,"seed":42,"dim":2,"bounds":{"lo":[0,0],"hi":[1,1
 
 // BenchmarkProcessPrepared: one partition's processing of 500-point JSON records (each a
 // whole set, so every record closes a window) in calls of 64 records (the consumer's
-// fetchBatch), with issueSpec: "serial" decodes in Process, "ahead" decodes on a second
-// goroutine (Prepare) while ProcessPrepared handles the previous records, as the consumer
-// does. Wall time per point; on an idle 2-core machine "ahead" takes the decoding (about a
-// fifth of the work) off the critical path.
+// fetchBatch), with issueSpec: "serial" decodes and sketches in Process on one goroutine;
+// "ahead" decodes on a second goroutine (Prepare) while ProcessPrepared handles the previous
+// records, adding each call's points to the windows' sketches on GOMAXPROCS goroutines, as
+// the consumer does. Wall time per point: on 2 idle cores "ahead" should approach twice the
+// points/s of "serial" (the decoding, about a fifth of the work, and the sketching, about
+// half, leave the partition's goroutine).
 func BenchmarkProcessPrepared(b *testing.B) {
 	const points, batch, distinct = 500, 64, 256
 	spec, err := embedding.ParseSpec([]byte(issueSpec))
