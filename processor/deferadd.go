@@ -1,7 +1,6 @@
 package processor
 
 import (
-	"sync"
 	"sync/atomic"
 
 	"github.com/distfeat/distfeat/embedding"
@@ -90,32 +89,40 @@ func (w *windowSketch) SizeBytes() int { return w.s.SizeBytes() }
 // there is enough work, and stops noting.
 func (a *deferredAdds) run() {
 	a.on = false
-	dirty := a.dirty
-	if n := min(a.workers, len(dirty)); n > 1 && a.points >= a.minWork {
-		var next atomic.Int64
-		work := func() {
-			for i := next.Add(1) - 1; i < int64(len(dirty)); i = next.Add(1) - 1 {
-				dirty[i].flush()
-			}
-		}
-		var wg sync.WaitGroup
-		for range n - 1 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				work()
-			}()
-		}
-		work()
-		wg.Wait()
+	if n := min(a.workers, len(a.dirty)); n > 1 && a.points >= a.minWork {
+		flushShared(a.dirty, n)
 	} else {
-		for _, w := range dirty {
+		for _, w := range a.dirty {
 			w.flush()
 		}
 	}
-	for _, w := range dirty {
+	for _, w := range a.dirty {
 		w.listed = false
 	}
 	clear(a.dirty)
 	a.dirty, a.points = a.dirty[:0], 0
+}
+
+// flushShared flushes dirty on the calling goroutine and up to workers−1 helpers, each
+// taking the next sketch not yet taken. It returns once every sketch is flushed, without
+// waiting for helpers that had not started by then (they find nothing left and exit): on a
+// busy machine a helper may get a core only milliseconds later, and the caller does the
+// work itself instead of waiting for it.
+func flushShared(dirty []*windowSketch, workers int) {
+	var next, finished atomic.Int64
+	all := int64(len(dirty))
+	done := make(chan struct{})
+	work := func() {
+		for i := next.Add(1) - 1; i < all; i = next.Add(1) - 1 {
+			dirty[i].flush()
+			if finished.Add(1) == all {
+				close(done)
+			}
+		}
+	}
+	for range workers - 1 {
+		go work()
+	}
+	work()
+	<-done
 }
