@@ -16,7 +16,9 @@ import (
 //   - fetch (a quarter): the kafka-go reader's queue holds QueueCapacity decoded records of
 //     at most the fetch size each; QueueCapacity is what fits in the quarter (at least 1).
 //   - queue (half): records taken from the reader and waiting for, or in, the processor,
-//     counted by key+value+header bytes (byteGate); the reader stops while it is full.
+//     counted by key+value+header bytes plus their points decoded ahead (processor.Prepare:
+//     8 bytes per coordinate, raw and normalised) (byteGate); the reader stops while it is
+//     full. The one record the reader goroutine is decoding counts once it is queued.
 //   - output (a quarter): output pending and in flight, counted by bytes. In flight gets the
 //     quarter less one output limit (DISTFEAT_MAX_OUTPUT_BYTES); pending output is flushed
 //     once it reaches the output limit, and one processor call takes no more input bytes than

@@ -15,7 +15,11 @@ import (
 
 // partition is one assigned partition's loop: its own reader, processor (window state) and
 // output pipeline. It runs on a single goroutine (plus the reader and writer goroutines it
-// owns). Everything between a fetched record and its output messages is the processor's.
+// owns). Everything between a fetched record and its output messages is the processor's;
+// the reader goroutine decodes each record ahead (processor.Prepare, a pure function of the
+// record), so that with one busy partition the decoding of the next records runs on another
+// core while the loop handles the current ones, and ProcessPrepared adds the points of one
+// call's records to their windows' sketches on every core, as it finalises the windows.
 type partition struct {
 	w     *Worker
 	gen   *kafka.Generation
@@ -29,7 +33,7 @@ type partition struct {
 	lastMeta  string
 
 	budget   budget
-	queued   *byteGate        // bytes of fetched records not yet processed (queue stage)
+	queued   *byteGate        // bytes of fetched records, and their decoded points, not yet processed (queue stage)
 	outGauge prometheus.Gauge // buffered_bytes{stage="output"}: pending and in-flight output
 
 	markers []processor.CloseRequest // idle closes whose markers are not yet written
@@ -40,9 +44,29 @@ type partition struct {
 	pendingEnds  []int64         // window end event times in pending, for emit latency
 	out          *pipeline
 
-	fetched []kafka.Message    // records taken from the reader for one Process call, reused
-	recs    []processor.Record // the same records for the processor, reused
-	hdrs    []processor.Header // their headers, reused (the processor copies what it keeps)
+	fetched []processor.Prepared // records taken from the reader for one processor call, reused
+}
+
+// fetchedRecord is a record taken from the kafka-go reader and decoded ahead by the reader
+// goroutine, as the partition loop receives it.
+type fetchedRecord struct {
+	processor.Prepared
+	size int64 // messageBytes of the record
+	held int64 // what it holds of the queue stage: size plus its decoded points
+}
+
+// prepare converts m for the processor and decodes it ahead (processor.Prepare).
+func (p *partition) prepare(m kafka.Message) fetchedRecord {
+	hdrs := make([]processor.Header, len(m.Headers))
+	for i, h := range m.Headers {
+		hdrs[i] = processor.Header{Key: h.Key, Value: h.Value}
+	}
+	pr := p.proc.Prepare(processor.Record{
+		Topic: m.Topic, Partition: m.Partition, Offset: m.Offset,
+		Key: m.Key, Value: m.Value, Time: m.Time, Headers: hdrs,
+	})
+	n := messageBytes(m)
+	return fetchedRecord{Prepared: pr, size: n, held: n + pr.DecodedBytes()}
 }
 
 // fetchBatch is the most records handed to the processor in one call: what the reader has
@@ -91,8 +115,9 @@ func (p *partition) newProcessor() error {
 }
 
 // startReader starts the partition's kafka-go reader at the assigned offset and a goroutine
-// that feeds its records into the returned channel until ctx ends.
-func (p *partition) startReader(ctx context.Context) (<-chan kafka.Message, func(), error) {
+// that decodes its records ahead (prepare) and feeds them into the returned channel until
+// ctx ends.
+func (p *partition) startReader(ctx context.Context) (<-chan fetchedRecord, func(), error) {
 	w := p.w
 	reader := kafka.NewReader(kafka.ReaderConfig{
 		Brokers:        w.cfg.Brokers,
@@ -117,9 +142,11 @@ func (p *partition) startReader(ctx context.Context) (<-chan kafka.Message, func
 		reader.Close()
 		return nil, nil, fmt.Errorf("partition %d: set offset %d: %w", p.id, startOffset, err)
 	}
-	// The channel is the queue stage of the memory budget: each record takes its bytes from
-	// p.queued before it is sent, and handle gives them back once the processor is done.
-	msgs := make(chan kafka.Message, fetchBatch)
+	// The channel is the queue stage of the memory budget: each record takes its bytes and
+	// those of its decoded points from p.queued before it is sent, and handle gives them back
+	// once the processor is done. Decoding here, before the record waits in the channel, lets
+	// it overlap the processing of the records ahead of it.
+	msgs := make(chan fetchedRecord, fetchBatch)
 	go func() {
 		defer close(msgs)
 		defer w.fetchStalls.clear(p.id)
@@ -144,14 +171,14 @@ func (p *partition) startReader(ctx context.Context) (<-chan kafka.Message, func
 				w.fetchStalls.clear(p.id)
 				denied = false
 			}
-			n := messageBytes(m)
-			if !p.queued.acquire(ctx, n) {
+			r := p.prepare(m)
+			if !p.queued.acquire(ctx, r.held) {
 				return
 			}
 			select {
-			case msgs <- m:
+			case msgs <- r:
 			case <-ctx.Done():
-				p.queued.release(n)
+				p.queued.release(r.held)
 				return
 			}
 		}
@@ -227,11 +254,11 @@ func (p *partition) run(ctx, genCtx context.Context) error {
 			p.revoke(revokeDrainTimeout)
 			w.log.Info("partition revoked", "partition", p.id, "next", p.proc.Next(), "committed", p.committed)
 			return nil
-		case m, ok := <-msgs:
+		case r, ok := <-msgs:
 			if !ok {
 				continue
 			}
-			if err := p.handle(m, msgs); err != nil {
+			if err := p.handle(r, msgs); err != nil {
 				return err
 			}
 			if len(p.pending) >= w.cfg.FlushMessages || p.pendingBytes >= int64(w.cfg.OutputBatchBytes) {
@@ -253,42 +280,30 @@ func (p *partition) run(ctx, genCtx context.Context) error {
 // than the pending output has room for before the next flush (a record closes at most a
 // few windows), so output batches stay near FlushMessages and back-pressure bounds memory
 // as before.
-func (p *partition) handle(m kafka.Message, more <-chan kafka.Message) error {
+func (p *partition) handle(r fetchedRecord, more <-chan fetchedRecord) error {
 	limit := min(fetchBatch, max(p.w.cfg.FlushMessages-len(p.pending), 1))
 	// Dead letters are as large as their records: take no more input bytes than the pending
 	// output has room for before the next flush (at least one record).
 	room := int64(p.w.cfg.OutputBatchBytes) - p.pendingBytes
-	p.fetched = append(p.fetched[:0], m)
-	taken := messageBytes(m)
+	p.fetched = append(p.fetched[:0], r.Prepared)
+	taken, held := r.size, r.held
 drain:
 	for len(p.fetched) < limit && taken < room {
 		select {
-		case m, ok := <-more:
+		case r, ok := <-more:
 			if !ok {
 				break drain
 			}
-			p.fetched = append(p.fetched, m)
-			taken += messageBytes(m)
+			p.fetched = append(p.fetched, r.Prepared)
+			taken += r.size
+			held += r.held
 		default:
 			break drain
 		}
 	}
-	p.recs, p.hdrs = p.recs[:0], p.hdrs[:0]
-	for _, m := range p.fetched {
-		at := len(p.hdrs)
-		for _, h := range m.Headers {
-			p.hdrs = append(p.hdrs, processor.Header{Key: h.Key, Value: h.Value})
-		}
-		p.recs = append(p.recs, processor.Record{
-			Topic: m.Topic, Partition: m.Partition, Offset: m.Offset,
-			Key: m.Key, Value: m.Value, Time: m.Time, Headers: p.hdrs[at:len(p.hdrs):len(p.hdrs)],
-		})
-	}
-	res, err := p.proc.Process(p.recs...)
-	p.queued.release(taken)
-	clear(p.fetched) // the reused buffers must not keep the records' values alive
-	clear(p.recs)
-	clear(p.hdrs)
+	res, err := p.proc.ProcessPrepared(p.fetched...)
+	p.queued.release(held)
+	clear(p.fetched) // the reused buffer must not keep the records' values alive
 	if err != nil {
 		return fmt.Errorf("partition %d: %w", p.id, err)
 	}

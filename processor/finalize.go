@@ -37,7 +37,7 @@ func Finalize(specID string, closed []window.Closed[*embedding.Sketch], workers 
 
 // featureMessage encodes a finalised window as a feature record for the output topic. ok is
 // false when encoding failed (reported to the observer; the window is dropped).
-func (p *Processor) featureMessage(c window.Closed[*embedding.Sketch], rec schema.FeatureRecord) (Message, bool) {
+func (p *Processor) featureMessage(c window.Closed[*windowSketch], rec schema.FeatureRecord) (Message, bool) {
 	value, err := p.out.Encode(rec)
 	if err != nil {
 		// Encoding a well-formed record cannot fail short of a bug, and stopping here

@@ -47,9 +47,9 @@ func PointChunk(emb *embedding.Embedder, out *schema.PointOutput, maxOutput int)
 // pointMessages appends the PointFeature messages of closed window c, whose feature record
 // is rec, to msgs: its retained points in order, p.pointChunk per message, each row the
 // per-point features of every marginal_transfer family against the window's own features.
-func (p *Processor) pointMessages(msgs []Message, c window.Closed[*embedding.Sketch], rec schema.FeatureRecord) []Message {
+func (p *Processor) pointMessages(msgs []Message, c window.Closed[*windowSketch], rec schema.FeatureRecord) []Message {
 	po, _ := p.obs.(PointObserver)
-	u, ok := c.Sketch.Points()
+	u, ok := c.Sketch.s.Points()
 	if !ok {
 		if po != nil {
 			po.OnPointsDropped(c.Set, c.Seq, c.N)

@@ -58,6 +58,11 @@ type Config struct {
 	// commits are unaffected and the bytes never depend on it. Default GOMAXPROCS, so a
 	// worker that owns fewer busy partitions than it has cores still uses them all.
 	FinalizeWorkers int
+	// AddWorkers is how many goroutines add the points of the records one ProcessPrepared
+	// call takes to their windows' sketches, a window's points on one goroutine; the window
+	// bookkeeping stays serial, and the bytes never depend on it. Default GOMAXPROCS, so that
+	// one busy partition uses every core.
+	AddWorkers int
 }
 
 func (c *Config) setDefaults() {
@@ -73,6 +78,9 @@ func (c *Config) setDefaults() {
 	if c.FinalizeWorkers <= 0 {
 		c.FinalizeWorkers = runtime.GOMAXPROCS(0)
 	}
+	if c.AddWorkers <= 0 {
+		c.AddWorkers = runtime.GOMAXPROCS(0)
+	}
 }
 
 // ErrOutOfOrder is returned by Process for a record whose offset is not above the last one
@@ -80,7 +88,7 @@ func (c *Config) setDefaults() {
 var ErrOutOfOrder = errors.New("processor: record offsets out of order")
 
 // sketches is the window manager the Processor drives.
-type sketches = window.Manager[*embedding.Sketch]
+type sketches = window.Manager[*windowSketch]
 
 // Processor processes one partition's records. Create one per assigned partition, Restore
 // it from the committed metadata, and drop it when the partition is revoked. It is not safe
@@ -93,6 +101,7 @@ type Processor struct {
 	hook      embedding.FinalizeHook
 	specID    string
 	mgr       *sketches
+	adds      *deferredAdds // points noted during ProcessPrepared, added at its end
 	decodeOpt schema.DecodeOptions
 
 	// replayUntil: records below it were processed, and everything they produced was
@@ -107,7 +116,8 @@ type Processor struct {
 	normBuf []float64      // normalised points of the current record, reused
 	insBuf  []window.Input // window inputs of the current record, reused
 	slots   []slot         // output of the current call, in order
-	closed  []window.Closed[*embedding.Sketch]
+	closed  []window.Closed[*windowSketch]
+	final   []window.Closed[*embedding.Sketch] // closed, for Finalize, reused
 }
 
 // slot is one output of the current call: a closed window (index into closed) waiting to
@@ -131,12 +141,14 @@ func New(cfg Config, emb *embedding.Embedder, out *schema.Output, obs Observer, 
 	if obs == nil {
 		obs = NopObserver{}
 	}
-	mgr, err := window.NewManager(cfg.Window, emb.NewSketch, clock)
+	adds := &deferredAdds{workers: cfg.AddWorkers, minWork: parallelAddMinValues, dim: emb.Dim()}
+	newSketch := func() *windowSketch { return &windowSketch{s: emb.NewSketch(), adds: adds} }
+	mgr, err := window.NewManager(cfg.Window, newSketch, clock)
 	if err != nil {
 		return nil, fmt.Errorf("processor: %w", err)
 	}
 	p := &Processor{
-		cfg: cfg, emb: emb, out: out, obs: obs, hook: obs.OnFinalize, specID: emb.Spec().ID(), mgr: mgr,
+		cfg: cfg, emb: emb, out: out, obs: obs, hook: obs.OnFinalize, specID: emb.Spec().ID(), mgr: mgr, adds: adds,
 		decodeOpt: schema.DecodeOptions{Dim: emb.Dim(), MaxPoints: cfg.MaxPointsPerRecord},
 	}
 	if cfg.Points != nil {
@@ -189,7 +201,7 @@ func (p *Processor) Process(recs ...Record) (Result, error) {
 		last, seen = recs[i].Offset, true
 	}
 	for i := range recs {
-		p.process(&recs[i])
+		p.process(&recs[i], nil)
 	}
 	return p.finish(), nil
 }
@@ -235,8 +247,8 @@ func (p *Processor) Open() int { return p.mgr.Open() }
 // at metrics-scrape frequency, not per record.
 func (p *Processor) SizeBytes() int { return p.mgr.SizeBytes() }
 
-// process handles one input record.
-func (p *Processor) process(rec *Record) {
+// process handles one input record; pre is its decoding done ahead (Prepare), or nil.
+func (p *Processor) process(rec *Record, pre *decoding) {
 	p.next, p.seen = rec.Offset+1, true
 	replaying := rec.Offset < p.replayUntil
 	if rec.isControl() {
@@ -246,18 +258,19 @@ func (p *Processor) process(rec *Record) {
 	if replaying {
 		p.obs.OnRecord(ResultReplayed)
 	}
-	if len(rec.Value) > p.cfg.MaxMessageBytes {
-		p.deadLetter(rec, &schema.InvalidError{Reason: schema.ReasonTooLarge,
-			Detail: fmt.Sprintf("value is %d bytes, limit %d (DISTFEAT_MAX_MESSAGE_BYTES)", len(rec.Value), p.cfg.MaxMessageBytes)}, replaying)
-		return
+	var d Decoded
+	var err error
+	if pre != nil {
+		d, err = pre.d, pre.err
+	} else {
+		d, err = p.decode(rec, p.normBuf)
+		if cap(d.Points) > cap(p.normBuf) {
+			p.normBuf = d.Points[:0]
+		}
 	}
-	d, err := Decode(p.emb, rec.Key, rec.Value, rec.header(schema.HeaderContentType), recordTimeMs(rec.Time), p.decodeOpt, p.normBuf)
 	if err != nil {
 		p.deadLetter(rec, err, replaying)
 		return
-	}
-	if cap(d.Points) > cap(p.normBuf) {
-		p.normBuf = d.Points[:0]
 	}
 	if len(rec.Key) == 0 && len(d.Batches) > 0 && !p.cfg.AllowKeyless {
 		p.deadLetter(rec, &schema.InvalidError{Reason: schema.ReasonNoKey, Detail: fmt.Sprintf(
@@ -341,7 +354,7 @@ func (p *Processor) addToWindows(offset int64, d Decoded, replaying bool) *schem
 
 // addClosed queues closed windows for finalisation, or releases them when a record below
 // the replay position closed them (emitted and acknowledged before the commit).
-func (p *Processor) addClosed(closed []window.Closed[*embedding.Sketch], replaying bool) {
+func (p *Processor) addClosed(closed []window.Closed[*windowSketch], replaying bool) {
 	for _, c := range closed {
 		if replaying {
 			p.mgr.Release(c.Sketch)
@@ -383,8 +396,15 @@ func (p *Processor) finish() Result {
 
 // finalizeClosed is where every window the worker emits is finalised: all windows closed by
 // one Process or ExpireIdle call together.
-func (p *Processor) finalizeClosed(closed []window.Closed[*embedding.Sketch]) []schema.FeatureRecord {
-	return Finalize(p.specID, closed, p.cfg.FinalizeWorkers, p.hook)
+func (p *Processor) finalizeClosed(closed []window.Closed[*windowSketch]) []schema.FeatureRecord {
+	for _, c := range closed {
+		p.final = append(p.final, window.Closed[*embedding.Sketch]{Set: c.Set, Seq: c.Seq, Start: c.Start, End: c.End,
+			N: c.N, Sketch: c.Sketch.s, Reason: c.Reason, FirstOffset: c.FirstOffset, LastOffset: c.LastOffset})
+	}
+	recs := Finalize(p.specID, p.final, p.cfg.FinalizeWorkers, p.hook)
+	clear(p.final)
+	p.final = p.final[:0]
+	return recs
 }
 
 // recordTimeMs is a record's Kafka timestamp in ms, the event time of its points when the
