@@ -126,7 +126,7 @@ func (p *partition) startReader(ctx context.Context) (<-chan fetchedRecord, func
 		Dialer:         w.cfg.Dialer,
 		MinBytes:       1,
 		MaxBytes:       p.budget.fetchMax,
-		MaxWait:        250 * time.Millisecond,
+		MaxWait:        kafkaconn.FetchMaxWait,
 		QueueCapacity:  p.budget.fetchCap,
 		ReadBackoffMin: 50 * time.Millisecond,
 		ReadBackoffMax: time.Second,

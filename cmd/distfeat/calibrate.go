@@ -14,6 +14,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/distfeat/distfeat/calibrate"
+	"github.com/distfeat/distfeat/internal/kafkaconn"
 	"github.com/distfeat/distfeat/internal/outfile"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/spec"
@@ -354,7 +355,7 @@ func readPartition(ctx context.Context, cc clusterConn, topic string, p int, r o
 	}
 	end := r.end
 	rd := kafka.NewReader(kafka.ReaderConfig{Brokers: cc.brokers, Topic: topic, Partition: p, Dialer: cc.dialer,
-		MinBytes: 1, MaxBytes: 64 << 20, MaxWait: 100 * time.Millisecond})
+		MinBytes: 1, MaxBytes: featureFetchBytes, MaxWait: kafkaconn.FetchMaxWait})
 	defer rd.Close()
 	if err := rd.SetOffset(kafka.FirstOffset); err != nil {
 		return err

@@ -22,6 +22,17 @@ import (
 	"github.com/segmentio/kafka-go"
 )
 
+// FetchMaxWait is the kafka.ReaderConfig.MaxWait of the worker's and calibrate's readers.
+// kafka-go uses MaxWait also as the read deadline for a fetch response's first bytes (the
+// broker is asked to wait MaxWait less an RTT allowance of min(1 s, MaxWait/4)), and drops a
+// fetch that misses it to send the same fetch again: a broker slower than that allowance to
+// assemble a response (a loaded broker, a large fetch, a long round trip) would be asked the
+// same question forever and the partition would never advance. Two seconds leave a full
+// second; with MinBytes 1 the broker answers as soon as data is there, so the wait only
+// lengthens a fetch that finds nothing (to one second, about Kafka's own fetch.max.wait.ms)
+// and how long closing an idle reader takes.
+const FetchMaxWait = 2 * time.Second
+
 // Layer is where a connection failed.
 type Layer string
 
