@@ -132,7 +132,7 @@ const (
 	maxSpecFamilyNameLen    = 64
 	// maxHDDCells bounds the binning nodes of one hdd grid ((G+2)^gd ≤ 2·maxHDDCells):
 	// 2²⁴ cells is 128 MiB of sketch.
-	maxHDDCells           = 1 << 24
+	maxHDDCells = 1 << 24
 	// defaultSpecJSONSource is the built-in default: the DESIGN §2 families at spec version 3
 	// (orthogonal random features, mmd method auto: the non-uniform FFT at dim 2).
 	defaultSpecJSONSource = `{
