@@ -8,6 +8,7 @@ import (
 
 	"github.com/distfeat/distfeat/internal/testbroker"
 	"github.com/distfeat/distfeat/processor"
+	"github.com/distfeat/distfeat/spec"
 	"github.com/distfeat/distfeat/window"
 )
 
@@ -21,23 +22,33 @@ const otherSpec = `{"version":1,"seed":8,"dim":2,"bounds":{"lo":[0,0],"hi":[1,1]
 // written under another window mode, other window parameters in the same mode, or another
 // spec does not start (Run returns an error naming DISTFEAT_WINDOW / DISTFEAT_SPEC and the
 // reset variable) instead of replaying with wrong suppression; with ResetCheckpoints it
-// starts and delivers what follows the commit.
+// starts and delivers what follows the commit. A group that ran on the former built-in
+// default spec, restarted on the new default, gets the upgrade's own message (what changed,
+// pin examples/default-spec-v1.json or reset) instead of the generic one.
 func TestCheckpointMismatchFailsStart(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		name  string
-		spec  string
-		first window.Config // the configuration that committed
-		wc    window.Config // the one that restarts
+		name        string
+		firstSpec   string // "" is smallSpec
+		spec        string
+		first       window.Config // the configuration that committed
+		wc          window.Config // the one that restarts
+		want, never []string      // in the error; not in it
 	}{
-		{"window-mode", smallSpec, window.Config{}, window.Config{Mode: "time", Size: 1000, MaxOpen: 100}},
-		{"window-size", smallSpec, window.Config{Mode: "count", Size: 4, MaxOpen: 100}, window.Config{Mode: "count", Size: 6, MaxOpen: 100}},
-		{"spec", otherSpec, window.Config{}, window.Config{}},
+		{"window-mode", "", smallSpec, window.Config{}, window.Config{Mode: "time", Size: 1000, MaxOpen: 100}, nil, nil},
+		{"window-size", "", smallSpec, window.Config{Mode: "count", Size: 4, MaxOpen: 100}, window.Config{Mode: "count", Size: 6, MaxOpen: 100}, nil, nil},
+		{"spec", "", otherSpec, window.Config{}, window.Config{}, nil, nil},
+		{"former-default", string(spec.DefaultSpecV1().CanonicalJSON()), string(spec.DefaultSpec().CanonicalJSON()), window.Config{}, window.Config{},
+			[]string{processor.ErrDefaultSpecChanged.Error(), "examples/default-spec-v1.json", "DISTFEAT_GROUP"}, []string{"DISTFEAT_WINDOW"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			env := testbroker.ForTest(t, 1)
-			h := newHarnessEnv(t, env, smallSpec)
+			firstSpec := tc.firstSpec
+			if firstSpec == "" {
+				firstSpec = smallSpec
+			}
+			h := newHarnessEnv(t, env, firstSpec)
 			group := "mismatch-" + tc.name
 			features := h.collect(h.env.Features)
 			rw := h.start(h.config(group, tc.first), nil)
@@ -59,9 +70,18 @@ func TestCheckpointMismatchFailsStart(t *testing.T) {
 				if !errors.Is(err, processor.ErrCheckpointMismatch) {
 					t.Fatalf("Run = %v, want ErrCheckpointMismatch", err)
 				}
-				for _, want := range []string{"DISTFEAT_WINDOW", "DISTFEAT_SPEC", "DISTFEAT_RESET_CHECKPOINTS=true"} {
-					if !strings.Contains(err.Error(), want) {
-						t.Errorf("error %q does not name %s", err, want)
+				want, never := tc.want, tc.never
+				if want == nil {
+					want = []string{"DISTFEAT_WINDOW"}
+				}
+				for _, w := range append(want, "DISTFEAT_SPEC", "DISTFEAT_RESET_CHECKPOINTS=true") {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q does not name %s", err, w)
+					}
+				}
+				for _, w := range never {
+					if strings.Contains(err.Error(), w) {
+						t.Errorf("error %q names %s", err, w)
 					}
 				}
 			case <-time.After(30 * time.Second):

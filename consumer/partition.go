@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -100,6 +101,9 @@ func (p *partition) newProcessor() error {
 		return err
 	}
 	if err := proc.Restore(p.lastMeta, max(p.start, 0)); err != nil {
+		if !w.cfg.ResetCheckpoints && errors.Is(err, processor.ErrDefaultSpecChanged) {
+			return &fatalError{fmt.Errorf("consumer: partition %d of group %q: %w", p.id, w.cfg.Group, err)} // the error says the ways forward
+		}
 		if !w.cfg.ResetCheckpoints {
 			return &fatalError{fmt.Errorf("consumer: partition %d: %w; the group %q was run with another DISTFEAT_WINDOW (mode, size, hop, gap or lateness) or DISTFEAT_SPEC: restore them, use a new DISTFEAT_GROUP, or start once with DISTFEAT_RESET_CHECKPOINTS=true to resume from the committed offsets without replay suppression",
 				p.id, err, w.cfg.Group)}

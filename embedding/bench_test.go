@@ -117,20 +117,28 @@ func BenchmarkL2Finalize(b *testing.B) {
 }
 
 // BenchmarkEmbedDefaultSpec is one whole window of 2500 points through the default spec
-// (mmd + hdd_js + l2): Add plus Finalize, the worker's per-window work.
+// (mmd + hdd_js + l2): Add plus Finalize, the worker's per-window work; "default" is
+// DefaultSpec (version 3), "v1" the built-in default of earlier releases (DefaultSpecV1).
 func BenchmarkEmbedDefaultSpec(b *testing.B) {
-	e := mustNew(b, spec.DefaultSpec())
-	u := uniformPoints(NewRNG(1, "bench"), 2500, 2)
-	s := e.NewSketch()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		s.Reset()
-		s.Add(u)
-		s.Finalize(nil)
+	for _, c := range []struct {
+		name string
+		spec *spec.Spec
+	}{{"default", spec.DefaultSpec()}, {"v1", spec.DefaultSpecV1()}} {
+		b.Run(c.name, func(b *testing.B) {
+			e := mustNew(b, c.spec)
+			u := uniformPoints(NewRNG(1, "bench"), 2500, 2)
+			s := e.NewSketch()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				s.Reset()
+				s.Add(u)
+				s.Finalize(nil)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/window")
+			reportPoints(b, 2500)
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/window")
-	reportPoints(b, 2500)
 }
 
 // BenchmarkAddWorkers: Sketch.Add of one record's points with the default spec, on one

@@ -34,7 +34,9 @@ func testSpecs(t testing.TB) map[string]*spec.Spec {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return map[string]*spec.Spec{"default": spec.DefaultSpec(), "stages": stages, "nufft": nufft}
+	// "default_v1" is the built-in default of earlier releases: running groups pin it, so its
+	// bytes stay guarded after the default moved on.
+	return map[string]*spec.Spec{"default": spec.DefaultSpec(), "default_v1": spec.DefaultSpecV1(), "stages": stages, "nufft": nufft}
 }
 
 func mustNew(t testing.TB, s *spec.Spec) *Embedder {
@@ -408,16 +410,23 @@ func TestAddWorkersMatchOneGoroutine(t *testing.T) {
 			}
 		}
 	}
-	// The shared path does run: for the default spec, 2500 points split mmd and l2 (not hdd,
-	// whose 35 KB of counts cost more to merge than 1250 points to bin), 4001 split all
-	// three; 600 points are not worth waking another core for.
-	e, err := New(specs["default"], WithAddWorkers(2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for n, want := range map[int]bool{20: false, 600: false, 2500: true, 4001: true} {
-		if got := e.NewSketch().addShared(uniformPoints(rng, n, 2), 2, n); got != want {
-			t.Errorf("%d points of the default sp shared among goroutines: %v, want %v", n, got, want)
+	// The shared path does run: for the version-1 default spec (direct mmd, ≈ 300 ns/point),
+	// 2500 points split mmd and l2 (not hdd, whose 35 KB of counts cost more to merge than
+	// 1250 points to bin), 4001 split all three; 600 points are not worth waking another
+	// core for. The version-3 default's mmd spreads onto the NUFFT grid (≈ 40 ns/point), so
+	// a 2500-point Add is below parallelAddMinNanos and only 4001 points are shared.
+	for name, shared := range map[string]map[int]bool{
+		"default_v1": {20: false, 600: false, 2500: true, 4001: true},
+		"default":    {20: false, 600: false, 2500: false, 4001: true},
+	} {
+		e, err := New(specs[name], WithAddWorkers(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n, want := range shared {
+			if got := e.NewSketch().addShared(uniformPoints(rng, n, 2), 2, n); got != want {
+				t.Errorf("%d points of spec %s shared among goroutines: %v, want %v", n, name, got, want)
+			}
 		}
 	}
 }

@@ -29,6 +29,13 @@ type Metadata struct {
 // bytes, or lose the watermark. The consumer refuses to start unless told to reset.
 var ErrCheckpointMismatch = errors.New("committed checkpoint does not match this configuration")
 
+// ErrDefaultSpecChanged is wrapped by Restore's error, beside ErrCheckpointMismatch, when the
+// checkpoint was written under the former built-in default spec (spec.DefaultSpecV1) and this
+// worker runs the current one (spec.DefaultSpec): the group ran without DISTFEAT_SPEC and
+// the upgrade changed the default. The error says what changed and the two ways forward
+// (docs/upgrading.md).
+var ErrDefaultSpecChanged = errors.New("the built-in default spec changed")
+
 // String formats m for an offset commit (v2; v1 when SpecID is empty).
 func (m Metadata) String() string {
 	until := strconv.FormatInt(m.ReplayUntil, 10)

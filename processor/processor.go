@@ -20,6 +20,7 @@ import (
 
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/spec"
 	"github.com/distfeat/distfeat/window"
 )
 
@@ -178,6 +179,17 @@ func (p *Processor) Restore(metadata string, next int64) error {
 	}
 	if meta.SpecID != "" && meta.SpecID != p.specID {
 		_ = p.mgr.Restore("", 0)
+		if old, cur := spec.DefaultSpecV1(), spec.DefaultSpec(); meta.SpecID == old.ID() && p.specID == cur.ID() {
+			return fmt.Errorf("processor: %w: %w: the group's checkpoint was written under the former built-in default spec "+
+				"(spec_id %s: spec version %d, Gaussian random features, direct mmd) and this worker runs the new built-in default "+
+				"(spec_id %s: spec version %d, the same families and parameters with orthogonal random features and mmd's "+
+				"non-uniform FFT: other feature values, a lower kernel error, a cheaper window). Either keep the old features: "+
+				"set DISTFEAT_SPEC to a file holding the former default, examples/default-spec-v1.json (its spec_id is %s), "+
+				"and the group resumes exactly; or move to the new features (models trained on the old ones must be retrained): "+
+				"start once with DISTFEAT_RESET_CHECKPOINTS=true (resumes from the committed offsets without replay suppression) "+
+				"or use a new DISTFEAT_GROUP. See docs/upgrading.md",
+				ErrCheckpointMismatch, ErrDefaultSpecChanged, old.ID(), old.Version, cur.ID(), cur.Version, old.ID())
+		}
 		return fmt.Errorf("processor: %w: committed under spec_id %s, this worker's spec is %s", ErrCheckpointMismatch, meta.SpecID, p.specID)
 	}
 	if err := p.mgr.Restore(meta.Window, meta.ReplayUntil); err != nil {

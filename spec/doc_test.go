@@ -43,6 +43,39 @@ func TestFieldReferenceInDocs(t *testing.T) {
 	}
 }
 
+// TestDefaultSpecInDocs: the JSON block that docs/spec.md shows as the default ("with none,
+// this default is used") is DefaultSpec, and the deployment's base spec (deploy/k8s/spec.json)
+// too, so neither can lag behind a change of the built-in default.
+func TestDefaultSpecInDocs(t *testing.T) {
+	doc, err := os.ReadFile(docPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := bytes.Cut(doc, []byte("this default is used"))
+	if !ok {
+		t.Fatalf("%s no longer introduces the default spec with %q", docPath, "this default is used")
+	}
+	_, block, ok := bytes.Cut(after, []byte("```json\n"))
+	block, _, ok2 := bytes.Cut(block, []byte("```"))
+	if !ok || !ok2 {
+		t.Fatalf("%s: no JSON block after the default spec's introduction", docPath)
+	}
+	base, err := os.ReadFile("../deploy/k8s/spec.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, text := range map[string][]byte{docPath + " default block": block, "deploy/k8s/spec.json": base} {
+		s, err := ParseSpec(text)
+		if err != nil {
+			t.Errorf("%s: %v", what, err)
+			continue
+		}
+		if s.ID() != DefaultSpec().ID() {
+			t.Errorf("%s has spec_id %s, DefaultSpec %s:\n%s", what, s.ID(), DefaultSpec().ID(), s.CanonicalJSON())
+		}
+	}
+}
+
 // TestFieldReferenceCoversTheTable: every field of the tables, every kind and every allowed
 // value appears in the reference, and the dim-dependent defaults are spelled out.
 func TestFieldReferenceCoversTheTable(t *testing.T) {

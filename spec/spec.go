@@ -146,8 +146,28 @@ const (
 	maxSpecFamilyNameLen    = 64
 	// maxHDDCells bounds the binning nodes of one hdd grid ((G+2)^gd ≤ 2·maxHDDCells):
 	// 2²⁴ cells is 128 MiB of sketch.
-	maxHDDCells           = 1 << 24
+	maxHDDCells = 1 << 24
+	// defaultSpecJSONSource is the built-in default: the DESIGN §2 families at spec version 3
+	// (orthogonal random features, mmd method auto: the non-uniform FFT at dim 2).
 	defaultSpecJSONSource = `{
+  "version": 3,
+  "seed": 42,
+  "dim": 2,
+  "bounds": {"lo": [0, 0], "hi": [1, 1]},
+  "out_of_bounds": "clip",
+  "families": [
+    {"name": "mmd", "kind": "mmd", "features": 1024, "bandwidth": 0.1},
+    {"name": "hdd_js", "kind": "hdd", "divergence": "js", "features": 4096, "sigma": 0.5,
+     "lambdas": 5, "lambda_sampling": "stratified", "basis": 100, "grid": 64,
+     "kde_bandwidth": 0.02, "boundary": "reflect", "density_floor": 1e-6, "mode": "joint",
+     "coefficients": false},
+    {"name": "l2", "kind": "l2", "basis": 100}
+  ]
+}`
+	// defaultSpecV1JSONSource is the built-in default of releases before spec version 3 became
+	// the default: exactly the DESIGN §2 example. Its spec_id (fc09ef581b8b4ac2) and bytes are
+	// pinned by the golden tests; examples/default-spec-v1.json holds the same spec.
+	defaultSpecV1JSONSource = `{
   "version": 1,
   "seed": 42,
   "dim": 2,
@@ -167,12 +187,26 @@ const (
 // reservedColumns are the output columns a family name may not take (DESIGN §4).
 var reservedColumns = [...]string{"set", "window_start", "window_end", "seq", "n", "spec_id"}
 
-// DefaultSpec returns the spec used when none is configured: exactly the DESIGN §2 example
-// (dim 2 on the unit square; families mmd, hdd_js and l2), resolved.
+// DefaultSpec returns the spec used when none is configured, resolved: the DESIGN §2
+// families (dim 2 on the unit square; mmd, hdd_js and l2 with the example's parameters) at
+// the newest spec version, 3 (orthogonal random features; mmd method auto). Releases before
+// it used DefaultSpecV1; docs/upgrading.md says how a running group moves on.
 func DefaultSpec() *Spec {
-	s, err := ParseSpec([]byte(defaultSpecJSONSource))
+	return mustParseBuiltin(defaultSpecJSONSource)
+}
+
+// DefaultSpecV1 returns the built-in default spec of releases before version 3 became the
+// default: exactly the DESIGN §2 example (spec version 1: Gaussian random features, direct
+// mmd), resolved. Its features never change; pin it (examples/default-spec-v1.json) to keep
+// a group's features across the upgrade.
+func DefaultSpecV1() *Spec {
+	return mustParseBuiltin(defaultSpecV1JSONSource)
+}
+
+func mustParseBuiltin(src string) *Spec {
+	s, err := ParseSpec([]byte(src))
 	if err != nil {
-		panic("spec: the default spec does not parse: " + err.Error())
+		panic("spec: a built-in spec does not parse: " + err.Error())
 	}
 	return s
 }

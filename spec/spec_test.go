@@ -182,8 +182,49 @@ func TestParseSpecDefaults(t *testing.T) {
 	}
 }
 
-func TestDefaultSpecIsDesignExample(t *testing.T) {
-	s := DefaultSpec()
+// TestDefaultSpecIsNewestVersion: the built-in default is the DESIGN §2 families with the
+// example's parameters at the newest spec version (a version added later fails this test
+// until the default moves to it, with its measurements and docs/upgrading.md).
+func TestDefaultSpecIsNewestVersion(t *testing.T) {
+	s, v1 := DefaultSpec(), DefaultSpecV1()
+	if s.Version != 3 {
+		t.Errorf("DefaultSpec version %d, want 3", s.Version)
+	}
+	next := DefaultSpec()
+	next.Version++
+	if err := next.Validate(); err == nil {
+		t.Errorf("spec version %d is valid but the default is still version %d: move the default to the newest version", next.Version, s.Version)
+	}
+	// Only the version differs from the former default (same families and parameters).
+	same := DefaultSpecV1()
+	same.Version = s.Version
+	if string(same.CanonicalJSON()) != string(s.CanonicalJSON()) {
+		t.Errorf("DefaultSpec differs from DefaultSpecV1 in more than the version:\n got %s\nwant %s", s.CanonicalJSON(), same.CanonicalJSON())
+	}
+	if s.ID() == v1.ID() {
+		t.Errorf("DefaultSpec and DefaultSpecV1 share spec_id %s", s.ID())
+	}
+}
+
+// TestDefaultSpecV1Pinned: the former built-in default keeps its spec_id forever (running
+// groups pin it to keep their features), and examples/default-spec-v1.json, the file
+// docs/upgrading.md and the worker's refusal message point to, is that spec.
+func TestDefaultSpecV1Pinned(t *testing.T) {
+	const id = "fc09ef581b8b4ac2" // the spec_id of the built-in default up to this change
+	if got := DefaultSpecV1().ID(); got != id {
+		t.Errorf("DefaultSpecV1 spec_id %s, want %s", got, id)
+	}
+	f, err := LoadSpec(filepath.Join("..", "examples", "default-spec-v1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.ID() != id {
+		t.Errorf("examples/default-spec-v1.json has spec_id %s, want %s\n%s", f.ID(), id, f.CanonicalJSON())
+	}
+}
+
+func TestDefaultSpecV1IsDesignExample(t *testing.T) {
+	s := DefaultSpecV1()
 	want := &Spec{Version: 1, Seed: 42, Dim: 2, Bounds: Bounds{Lo: []float64{0, 0}, Hi: []float64{1, 1}},
 		OutOfBounds: "clip", Families: []Family{
 			{Name: "mmd", Kind: "mmd", Features: 1024, Bandwidth: 0.1},
@@ -193,7 +234,7 @@ func TestDefaultSpecIsDesignExample(t *testing.T) {
 			{Name: "l2", Kind: "l2", Basis: 100},
 		}}
 	if string(s.CanonicalJSON()) != string(want.CanonicalJSON()) {
-		t.Errorf("DefaultSpec:\n got %s\nwant %s", s.CanonicalJSON(), want.CanonicalJSON())
+		t.Errorf("DefaultSpecV1:\n got %s\nwant %s", s.CanonicalJSON(), want.CanonicalJSON())
 	}
 	// The DESIGN §2 text parses to the same spec (the example is quoted in DESIGN.md; read
 	// it when the shared tree is present so that the two cannot drift apart).
@@ -211,7 +252,7 @@ func TestDefaultSpecIsDesignExample(t *testing.T) {
 		t.Fatalf("DESIGN.md example: %v", err)
 	}
 	if fromDesign.ID() != s.ID() {
-		t.Errorf("DESIGN.md example has spec_id %s, DefaultSpec %s", fromDesign.ID(), s.ID())
+		t.Errorf("DESIGN.md example has spec_id %s, DefaultSpecV1 %s", fromDesign.ID(), s.ID())
 	}
 }
 
@@ -268,7 +309,7 @@ func TestSpecID(t *testing.T) {
 	same, err := ParseSpec([]byte(`{"families": [
 		{"bandwidth": 0.1, "kind": "mmd", "name": "mmd"},
 		{"name": "hdd_js", "kind": "hdd", "divergence": "js", "sigma": 0.5},
-		{"name": "l2", "kind": "l2"}], "dim": 2, "version": 1, "seed": 42}`))
+		{"name": "l2", "kind": "l2"}], "dim": 2, "version": 3, "seed": 42}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,15 +40,22 @@ type archCase struct {
 	spec   string // "" is the built-in default
 	dim    int
 	lo, hi float64 // input coordinates are drawn around [lo, hi] (a few points outside it)
+	input  string  // the input's RNG stream name; "" is name
 }
 
 // archCases covers every feature family and option that has its own arithmetic: the default
-// spec (mmd, hdd js joint, l2); the three divergences at the paper's D = 7000 (js, hellinger
+// spec (version 3: mmd through the NUFFT, hdd js joint with orthogonal features, l2); the
+// former default (default_v1: its version-1 spec, explicit, whose bytes running groups keep);
+// the three divergences at the paper's D = 7000 (js, hellinger
 // and tv, iid and stratified λs, no-reflection boundary); and a 5-d spec with mmd's second
 // stage, hdd tv in marginal mode with coefficients, and l2 with its RFF stage, on bounds
 // other than the unit cube.
 var archCases = []archCase{
 	{name: "default", dim: 2, lo: 0, hi: 1},
+	{name: "default_v1", input: "default", dim: 2, lo: 0, hi: 1, spec: `{"version":1,"seed":42,"dim":2,"bounds":{"lo":[0,0],"hi":[1,1]},"out_of_bounds":"clip","families":[
+ {"name":"mmd","kind":"mmd","features":1024,"bandwidth":0.1},
+ {"name":"hdd_js","kind":"hdd","divergence":"js","features":4096,"sigma":0.5,"lambdas":5,"lambda_sampling":"stratified","basis":100,"grid":64,"kde_bandwidth":0.02,"boundary":"reflect","density_floor":1e-6,"mode":"joint","coefficients":false},
+ {"name":"l2","kind":"l2","basis":100}]}`},
 	{name: "hdd3", dim: 2, lo: 0, hi: 1, spec: `{"version":1,"seed":5,"dim":2,"bounds":{"lo":[0,0],"hi":[1,1]},"families":[
  {"name":"js","kind":"hdd","divergence":"js","features":7000,"sigma":0.5},
  {"name":"hel","kind":"hdd","divergence":"hellinger","features":7000,"sigma":0.5,"lambdas":3},
@@ -72,7 +79,11 @@ var archSetSizes = []int{1, 9, 120, 700, 1500, 400, 2500, 60}
 // draws, sums, products by constants), so the file is the same on every machine. About 1%
 // of coordinates fall outside [lo, hi] and are clipped by the spec.
 func archInput(c archCase) []byte {
-	rng := embedding.NewRNG(2026, "arch/"+c.name)
+	stream := c.input
+	if stream == "" {
+		stream = c.name
+	}
+	rng := embedding.NewRNG(2026, "arch/"+stream)
 	var b bytes.Buffer
 	width := c.hi - c.lo
 	for si, n := range archSetSizes {
