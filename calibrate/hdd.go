@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/distfeat/distfeat/embedding"
 )
@@ -63,28 +64,197 @@ func (c *calibration) hdd(i int) (FamilyResult, familyTruth, error) {
 		h = hMin
 		hRule += fmt.Sprintf("; raised to %d cells of the largest grid allowed here (%d)", cellsPerBandwidth, capG)
 	}
-	kmax := max(1, int(math.Sqrt(2*math.Log(1/kdeKeep))/(math.Pi*h)))
 	capB := maxJointBasis
 	if !joint {
 		capB = maxMarginalBasis
 	}
-	basis := max(minBasis, min(countIndices(dEff, kmax*kmax, capB+1), capB))
-	g := min(capG, (max(minGrid, int(math.Ceil(cellsPerBandwidth/h)), kmax+1)+7)/8*8)
-	f.KDEBandwidth, f.Grid, f.Basis = round3(h), g, basis
-	c.note(i, "kde_bandwidth", strconv.FormatFloat(f.KDEBandwidth, 'g', -1, 64), hRule)
-	c.note(i, "grid", strconv.Itoa(g), fmt.Sprintf("smallest multiple of 8 ≥ max(%d, %d cells per bandwidth = %.1f, basis index %d + 1), at most %d (sketch memory 8·grid^dim bytes per open window)", minGrid, cellsPerBandwidth, cellsPerBandwidth/h, kmax, capG))
-	c.note(i, "basis", strconv.Itoa(basis), fmt.Sprintf("the cosines of index ≤ k = %d (Σα² ≤ k²), the frequencies the KDE attenuates by less than %g: k = ⌊√(2 ln(1/%g))/(πh)⌋; capped at %d", kmax, kdeKeep, kdeKeep, capB))
+	fr.Marks = append(fr.Marks[:0:0], Mark{"LCV", h})
+	return c.hddSearch(i, h, hRule, capG, capB, fr)
+}
 
-	// Coefficient vectors A of every sampled set (the RFF stage is irrelevant here).
-	fc := *f
-	fc.Coefficients, fc.Features = true, 2
-	coefs, err := c.embedColumn(fc, f.Name+"_coef", false)
+// hddSearch chooses kde_bandwidth, grid, basis, lambdas, sigma and features of hdd family i
+// by the estimated R² against the true kernel (truth.go): a reference KDE at half the LCV
+// bandwidth hL gives the reference divergences; the bandwidth is the best of hL·2^(k/4)
+// with the largest basis and the most λs; basis and λs are then the cheapest whose R²
+// stays within hddTolerance of that; D reaches the target R² (or, when the coefficients
+// cannot, comes within rffShare of their ceiling).
+func (c *calibration) hddSearch(i int, hL float64, hRule string, capG, capB int, fr FamilyResult) (FamilyResult, familyTruth, error) {
+	f := &c.spec.Families[i]
+	joint := f.Mode == "joint"
+	dEff := c.smp.dim
+	if !joint {
+		dEff = 1
+	}
+	hRef := hL / 2
+	ref := newHDDReference(c.smp, f.Divergence, joint, hRef, c.opts.Workers)
+	sigma := round3(median(sqrtAll(ref.corr)))
+	sRule := fmt.Sprintf("median reference ρ between %d pairs of sampled sets (ρ² from a reflected Gaussian KDE at h = %.3g on a %d-cell grid per axis, corrected for its 1/n bias by the halves) = %.4g", len(ref.corr), hRef, ref.g, sigma)
+	if !(sigma > 0) {
+		sigma, sRule = f.Sigma, fmt.Sprintf("the reference ρ between sets is 0: kept %g", f.Sigma)
+	}
+	f.Sigma = sigma
+	maxLam := 10
+	if f.Divergence == "hellinger" {
+		maxLam = 1 // its Fuglede measure is an atom: every λ is 0 and one is exact
+	}
+	hMin := cellsPerBandwidth / float64(capG)
+	try := func(h float64, basis, lambdas int) (embedding.Family, hddEval, error) {
+		fc := *f
+		kmax := basisMaxIndex(dEff, basis)
+		fc.KDEBandwidth, fc.Basis, fc.Lambdas = round3(h), basis, lambdas
+		fc.Grid = min(capG, (max(minGrid, int(math.Ceil(cellsPerBandwidth/h)), kmax+2)+7)/8*8)
+		ev, err := c.evalHDD(fc, ref, false)
+		return fc, ev, err
+	}
+	type cand struct {
+		fam embedding.Family
+		r2  float64
+	}
+	var hs []cand
+	best := -1
+	for k := -4; k <= 1; k++ {
+		h := hL * math.Pow(2, float64(k)/4)
+		if h < hMin {
+			continue
+		}
+		fam, ev, err := try(h, capB, maxLam)
+		if err != nil {
+			return FamilyResult{}, familyTruth{}, err
+		}
+		hs = append(hs, cand{fam, ev.R2Coef})
+		fr.Grid, fr.Spread = append(fr.Grid, fam.KDEBandwidth), append(fr.Spread, ev.R2Coef)
+		if best < 0 || ev.R2Coef > hs[best].r2 {
+			best = len(hs) - 1
+		}
+	}
+	if best < 0 {
+		return FamilyResult{}, familyTruth{}, fmt.Errorf("calibrate: family %s: no KDE bandwidth above %.3g to try", f.Name, hMin)
+	}
+	top := hs[best]
+	chosen := top
+	var tried []string
+	for _, bl := range [][2]int{{capB * 5 / 8, maxLam}, {capB * 3 / 8, maxLam}, {capB, 5}, {capB * 5 / 8, 5}, {capB * 3 / 8, 5}} {
+		basis, lam := max(minBasis, bl[0]), min(bl[1], maxLam)
+		if basis*lam >= chosen.fam.Basis*chosen.fam.Lambdas {
+			continue
+		}
+		fam, ev, err := try(top.fam.KDEBandwidth, basis, lam)
+		if err != nil {
+			return FamilyResult{}, familyTruth{}, err
+		}
+		tried = append(tried, fmt.Sprintf("basis %d, %d λ: %.4f", basis, lam, ev.R2Coef))
+		if ev.R2Coef >= top.r2-hddTolerance {
+			chosen = cand{fam, ev.R2Coef}
+		}
+	}
+	*f = chosen.fam
+	f.Sigma = sigma
+	var hList []string
+	for _, h := range hs {
+		hList = append(hList, fmt.Sprintf("%.3g: %.4f", h.fam.KDEBandwidth, h.r2))
+	}
+	c.note(i, "kde_bandwidth", strconv.FormatFloat(f.KDEBandwidth, 'g', -1, 64), fmt.Sprintf(
+		"largest estimated R² of the coefficient kernel against the true kernel over h_L·2^(k/4), k = −4…1 (basis %d, %d λ), h_L the likelihood choice below — h: R² %s. h_L: %s",
+		capB, maxLam, strings.Join(hList, ", "), hRule))
+	c.note(i, "grid", strconv.Itoa(f.Grid), fmt.Sprintf("smallest multiple of 8 ≥ max(%d, %d cells per bandwidth, the basis's largest index + 2), at most %d (sketch memory 8·grid^dim bytes per open window)", minGrid, cellsPerBandwidth, capG))
+	c.note(i, "basis", strconv.Itoa(f.Basis), fmt.Sprintf("the cheapest basis·λ whose estimated R² is within %g of the best (%.4f at basis %d, %d λ) — tried %s", hddTolerance, top.r2, capB, maxLam, strings.Join(tried, "; ")))
+	c.note(i, "lambdas", strconv.Itoa(f.Lambdas), "with basis, above")
+	c.note(i, "sigma", strconv.FormatFloat(sigma, 'g', -1, 64), sRule)
+
+	// Features: the random-feature error at D₀ against the coefficient kernel; it adds to
+	// the variance of the approximate kernel, so R²(D) ≈ R²_C·var C/(var C + v₀D₀/D).
+	pilot := *f
+	pilot.Features = PilotFeatures
+	ev, err := c.evalHDD(pilot, ref, true)
 	if err != nil {
 		return FamilyResult{}, familyTruth{}, err
 	}
-	out, ft, err := c.outerStage(i, coefs, "ρ (from ‖A−A′‖)", fmt.Sprintf("exp(−‖A−A′‖²/2σ²) of the coefficient vectors (‖A−A′‖² ≈ ρ² %s)", f.Divergence))
-	out.Grid, out.Spread, out.Marks = fr.Grid, fr.Spread, append(fr.Marks, out.Marks...) // sigma last
-	return out, ft, err
+	varC := covariance(ev.C, ev.C)
+	var rule string
+	f.Features, rule = c.truthFeatureCount(chosen.r2, varC, ev.RFFVar)
+	// The 1/D law is only approximate (orthogonal blocks do better than independent
+	// frequencies at D₀ when D₀ exceeds the input width): check D and correct it.
+	target := c.featureTarget(chosen.r2)
+	for step := 0; step < 3 && f.Features < c.opts.MaxFeatures; step++ {
+		pilot.Features = f.Features
+		if ev, err = c.evalHDD(pilot, ref, true); err != nil {
+			return FamilyResult{}, familyTruth{}, err
+		}
+		got := chosen.r2 * varC / (varC + ev.RFFVar)
+		if got >= target-0.001 {
+			break
+		}
+		need := varC * (chosen.r2/target - 1)
+		next := min(c.opts.MaxFeatures, (int(math.Ceil(float64(f.Features)*max(1.25, ev.RFFVar/need)))+1)/2*2)
+		rule += fmt.Sprintf("; at D = %d the measured random-feature variance %.3g predicts R² %.4f: raised to %d", f.Features, ev.RFFVar, got, next)
+		f.Features = next
+	}
+	c.note(i, "features", strconv.Itoa(f.Features), rule)
+	fr.Marks = append(fr.Marks, Mark{"kde_bandwidth", f.KDEBandwidth})
+	fr.Between = sqrtAll(ref.corr)
+	fr.Gram = pairsToGram(kernels(ref.corr, sigma), len(c.smp.raw))
+	fr.Marks = append(fr.Marks, Mark{"sigma", sigma})
+	ft := familyTruth{kernel: fmt.Sprintf("exp(−ρ²/2σ²), ρ² the %s divergence between the true distributions, estimated from a fine reference KDE (h = %.3g) with its noise measured by splitting each set in halves", f.Divergence, hRef), hddRef: &ref, ceiling: chosen.r2}
+	return fr, ft, nil
+}
+
+// Search tolerances.
+const (
+	// hddTolerance is the R² the cheaper basis and λ count may give up.
+	hddTolerance = 0.002
+	// rffShare is the R² the random features may cost when the coefficients cannot reach
+	// the target.
+	rffShare = 0.003
+)
+
+// truthFeatureCount chooses D so that R²_C·var C/(var C + v₀D₀/D) reaches the target R²,
+// or, when the coefficient kernel's ceiling r2C is below it (plus rffShare), comes within
+// rffShare of the ceiling.
+func (c *calibration) truthFeatureCount(r2C, varC, v0 float64) (int, string) {
+	o := c.opts
+	target := c.featureTarget(r2C)
+	why := ""
+	if target < o.TargetR2 {
+		why = fmt.Sprintf("the data cannot support R² %g: the best estimated R² of the coefficient kernel against the true kernel is %.3f with these points per set; aiming for %.3f. ", o.TargetR2, r2C, target)
+	}
+	if !(varC > 0) || !(v0 > 0) || !(target > 0) {
+		return MinFeatures, why + "the kernel does not vary over the sample: the floor"
+	}
+	need := PilotFeatures * v0 / (varC * (r2C/target - 1))
+	d := min(o.MaxFeatures, max(MinFeatures, int(math.Ceil(need/2))*2))
+	rule := fmt.Sprintf("%sD = D₀·v₀/(var C·(R²_C/R² − 1)) = %.0f with D₀ = %d, v₀ = %.3g the variance of the random-feature error at D₀, var C = %.3g, R²_C = %.4f, R² = %.3f; within [%d, %d]",
+		why, need, PilotFeatures, v0, varC, r2C, target, MinFeatures, o.MaxFeatures)
+	return d, rule
+}
+
+// featureTarget is the R² the features aim for: the target, or rffShare below the
+// coefficient kernel's ceiling r2C when that is lower.
+func (c *calibration) featureTarget(r2C float64) float64 {
+	return math.Min(c.opts.TargetR2, r2C-rffShare)
+}
+
+// basisMaxIndex is the largest single-axis index of the first basis cosine multi-indices in
+// d dimensions (they are ordered by Σα², so the last level B holds it: ⌊√B⌋).
+func basisMaxIndex(d, basis int) int {
+	b := 0
+	for countIndices(d, b, basis) < basis {
+		b++
+	}
+	return int(math.Sqrt(float64(b)))
+}
+
+// pairsToGram is the symmetric S×S matrix with unit diagonal of pair values (i < j).
+func pairsToGram(p []float64, S int) []float64 {
+	g := make([]float64, S*S)
+	k := 0
+	for i := 0; i < S; i++ {
+		g[i*S+i] = 1
+		for j := i + 1; j < S; j++ {
+			g[i*S+j], g[j*S+i] = p[k], p[k]
+			k++
+		}
+	}
+	return g
 }
 
 // outerStage sets sigma and features of family i from the vectors vs (A or a): σ the median

@@ -17,6 +17,7 @@ type sample struct {
 	full [][]float64 // normalised (after normalise)
 	sub  [][]float64 // normalised sub-sample of each set (after normalise)
 	pick [][]int     // indices of the sub-sampled points in raw
+	half [][]bool    // per set, which points are in half A (splitHalves)
 }
 
 // newSample chooses the sets and the sub-sampled points with the frozen RNG (streams

@@ -36,8 +36,19 @@ func (c *calibration) selfCheck() error {
 		}
 	}
 	for _, t := range c.truths {
-		ck := Check{Family: t.name, Kernel: t.kernel, Exact: t.exact}
-		if !t.exact {
+		ck := Check{Family: t.name, Kernel: t.kernel, Exact: t.exact, R2Smoothed: math.NaN(), Ceiling: math.NaN()}
+		if t.hddRef != nil {
+			f := spec.Families[slices.IndexFunc(spec.Families, func(f embedding.Family) bool { return f.Name == t.name })]
+			ev, err := c.evalHDD(f, *t.hddRef, true)
+			if err != nil {
+				return err
+			}
+			ck.Approx, ck.Truth, ck.Pairs = ev.X, ev.Ref, len(ev.X)
+			ck.R2, ck.R2Smoothed, ck.Ceiling = ev.R2, ev.R2Smoothed, ev.R2Coef
+			for k := range ck.Approx {
+				ck.MaxErr = math.Max(ck.MaxErr, math.Abs(ck.Approx[k]-ck.Truth[k]))
+			}
+		} else if !t.exact {
 			vecs := full
 			if t.onSub {
 				vecs = sub
@@ -63,6 +74,16 @@ func (c *calibration) selfCheck() error {
 // embedAll embeds every sampled set (or its sub-sample) in parallel; the output order is
 // the sample's order and each set's vectors do not depend on scheduling.
 func (c *calibration) embedAll(emb *embedding.Embedder, sub bool) ([][][]float32, error) {
+	return c.embedWith(emb, func(k int) []float64 {
+		if sub {
+			return c.smp.subRaw(k)
+		}
+		return c.smp.raw[k]
+	})
+}
+
+// embedWith embeds the raw points src(k) of every sampled set k in parallel.
+func (c *calibration) embedWith(emb *embedding.Embedder, src func(k int) []float64) ([][][]float32, error) {
 	S := len(c.smp.raw)
 	out := make([][][]float32, S)
 	errs := make([]error, S)
@@ -78,10 +99,7 @@ func (c *calibration) embedAll(emb *embedding.Embedder, sub bool) ([][][]float32
 				if k >= S || c.ctx.Err() != nil {
 					return
 				}
-				x := c.smp.raw[k]
-				if sub {
-					x = c.smp.subRaw(k)
-				}
+				x := src(k)
 				u := make([]float64, len(x))
 				if _, err := emb.Normalize(u, x); err != nil {
 					errs[k] = fmt.Errorf("calibrate: set %q: %w", c.smp.ids[k], err)

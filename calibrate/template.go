@@ -8,6 +8,10 @@ import (
 	"github.com/distfeat/distfeat/embedding"
 )
 
+// NewestVersion is the spec version calibrate proposes without a base spec: version 2,
+// whose random Fourier stages use the orthogonal projection (a smaller error for the same D).
+const NewestVersion = 2
+
 // specTemplate returns the spec the calibration fills in: a copy of base restricted to the
 // named families, or, without a base, the default spec's settings with families built from
 // their names.
@@ -20,7 +24,7 @@ func specTemplate(base *embedding.Spec, dim int, names []string) (*embedding.Spe
 			names = []string{"mmd", "hdd_js", "l2"}
 		}
 		def := embedding.DefaultSpec()
-		s := &embedding.Spec{Version: 1, Seed: def.Seed, Dim: dim, OutOfBounds: def.OutOfBounds}
+		s := &embedding.Spec{Version: NewestVersion, Seed: def.Seed, Dim: dim, OutOfBounds: def.OutOfBounds}
 		for _, n := range names {
 			f, err := familyByName(n, dim)
 			if err != nil {

@@ -1,0 +1,75 @@
+package calibrate
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/synth"
+)
+
+// TestTruthR2Synthetic is issue 20's check on data calibrate has never seen: 40 truncated
+// Gaussian mixtures of 2000 points (a seed no other test uses), with the exact js,
+// hellinger and tv kernels between the true densities by quadrature (exactRho2). For each
+// divergence:
+//   - the self-check's printed R² is within 0.01 of the true R² of the calibrated spec's
+//     features against the exact kernels (the issue's requirement; over 780 pairs the
+//     estimate's own error was ≤ 0.003 in the runs that set it);
+//   - the calibrated spec reaches the true R² of the careful hand spec (version 2, D = 7000,
+//     basis 100, 5 λ, grid 64, kde_bandwidth 0.02) within 0.005, each at its own σ.
+func TestTruthR2Synthetic(t *testing.T) {
+	sets := synth.Sets(2020, 40, 2000, 2)
+	exact := exactRho2(sets)
+	var in []Set
+	for _, s := range sets {
+		in = append(in, Set{ID: s.ID, Points: s.Points})
+	}
+	res, err := Calibrate(context.Background(), in, 2, nil, Options{Families: []string{"hdd_js", "hdd_hellinger", "hdd_tv"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum bytes.Buffer
+	if err := res.WriteSummary(&sum); err != nil {
+		t.Fatal(err)
+	}
+	t.Log(sum.String())
+	if res.Spec.Version != NewestVersion {
+		t.Errorf("proposed version %d, want %d", res.Spec.Version, NewestVersion)
+	}
+	for k, div := range []string{"js", "hellinger", "tv"} {
+		f := res.Spec.Families[k]
+		calTrue := trueR2(t, res.Spec, f.Name, sets, exact[div], f.Sigma)
+		hand := handSpec(div, 7000)
+		handTrue := trueR2(t, hand, hand.Families[0].Name, sets, exact[div], hand.Families[0].Sigma)
+		ck := res.Checks[k]
+		t.Logf("%-9s calibrated (h %g, grid %d, basis %d, %d λ, D %d, σ %g): true R² %.4f, printed %.4f (smoothed-kernel check %.4f); hand: true R² %.4f",
+			div, f.KDEBandwidth, f.Grid, f.Basis, f.Lambdas, f.Features, f.Sigma, calTrue, ck.R2, ck.R2Smoothed, handTrue)
+		if d := ck.R2 - calTrue; d > 0.01 || d < -0.01 {
+			t.Errorf("%s: printed R² %.4f, true %.4f", div, ck.R2, calTrue)
+		}
+		if calTrue < handTrue-0.005 {
+			t.Errorf("%s: calibrated true R² %.4f < hand spec's %.4f − 0.005", div, calTrue, handTrue)
+		}
+	}
+}
+
+// trueR2 embeds the sets with spec and returns R² of family name's feature inner products
+// against exp(−ρ²/2σ²) of the exact ρ².
+func trueR2(t *testing.T, spec *embedding.Spec, name string, sets []synth.Set, rho2 []float64, sigma float64) float64 {
+	t.Helper()
+	emb, err := embedding.New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := columnIndex(emb, name)
+	vecs := make([][]float32, len(sets))
+	parallelFor(len(sets), 2, func(i int) {
+		u := make([]float64, len(sets[i].Points))
+		if _, err := emb.Normalize(u, sets[i].Points); err != nil {
+			panic(err)
+		}
+		vecs[i] = emb.Embed(u)[col]
+	})
+	return rSquared(innerPairs(vecs), kernels(rho2, sigma))
+}
