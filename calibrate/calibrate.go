@@ -28,6 +28,9 @@ import (
 type Set struct {
 	ID     string
 	Points []float64
+	// Label is the set's class, when the input carries one (--label); labelled sets make
+	// calibrate choose by cross-validated accuracy (labelled.go).
+	Label string
 }
 
 // Options tune the calibration. The zero value of a field means its default.
@@ -48,6 +51,9 @@ type Options struct {
 	TargetR2 float64
 	// MaxFeatures caps every proposed D (default 16384).
 	MaxFeatures int
+	// MaxLabelled bounds the labelled sets the accuracies are measured on (default
+	// DefaultMaxLabelled); more are sub-sampled.
+	MaxLabelled int
 	// Workers is the parallelism of the exact kernels (default GOMAXPROCS).
 	Workers int
 	// Progress, if set, is called as long stages advance.
@@ -105,6 +111,12 @@ type Result struct {
 	// Families holds per-family details in spec order.
 	Families []FamilyResult
 	Checks   []Check
+	// Trials are the alternatives tried, per family, with their scores.
+	Trials []Trial
+	// Labelled is the number of labelled sets the accuracies were measured on (0: none)
+	// and Labels their classes with counts.
+	Labelled int
+	Labels   string
 }
 
 // FamilyResult is what the report shows about one family.
@@ -142,6 +154,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxFeatures <= 0 {
 		o.MaxFeatures = DefaultMaxFeatures
+	}
+	if o.MaxLabelled <= 0 {
+		o.MaxLabelled = DefaultMaxLabelled
 	}
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
@@ -185,7 +200,10 @@ func Calibrate(ctx context.Context, sets []Set, dim int, base *embedding.Spec, o
 	smp.splitHalves(tmpl.Seed)
 	res.WithinDist = withinDistances(smp, tmpl.Seed)
 
-	c := &calibration{ctx: ctx, opts: opts, smp: smp, spec: tmpl, res: res}
+	c := &calibration{ctx: ctx, opts: opts, smp: smp, spec: tmpl, res: res, lab: newLabelled(sets, tmpl.Seed, opts.MaxLabelled)}
+	if c.lab != nil {
+		res.Labelled, res.Labels = len(c.lab.raw), c.lab.summary()
+	}
 	for i := range tmpl.Families {
 		if err := c.family(i); err != nil {
 			return nil, err
@@ -210,6 +228,7 @@ type calibration struct {
 	smp  *sample
 	spec *embedding.Spec
 	res  *Result
+	lab  *labelled // nil without labels
 	// truths holds, per family, the exact kernel over the sample pairs the self-check
 	// compares against (filled by the family calibrations).
 	truths []familyTruth
@@ -226,6 +245,10 @@ type familyTruth struct {
 	// the true kernel from it); ceiling the estimated R² of its coefficient kernel.
 	hddRef  *hddReference
 	ceiling float64
+	// mmd: pairs is the exact mean-map-based kernel of the sub-samples, halfA and halfB
+	// the same from their halves (the noise of the reference).
+	mmd          bool
+	halfA, halfB []float64
 }
 
 func (c *calibration) family(i int) error {

@@ -112,6 +112,7 @@ func (c *calibration) hddSearch(i int, hL float64, hRule string, capG, capB int,
 	}
 	var hs []cand
 	best := -1
+	fr.Grid, fr.Spread = nil, nil
 	for k := -4; k <= 1; k++ {
 		h := hL * math.Pow(2, float64(k)/4)
 		if h < hMin {
@@ -190,6 +191,11 @@ func (c *calibration) hddSearch(i int, hL float64, hRule string, capG, capB int,
 		f.Features = next
 	}
 	c.note(i, "features", strconv.Itoa(f.Features), rule)
+	if c.lab != nil {
+		if err := c.hddLabelled(i, fr.Grid, capG); err != nil {
+			return FamilyResult{}, familyTruth{}, err
+		}
+	}
 	fr.Marks = append(fr.Marks, Mark{"kde_bandwidth", f.KDEBandwidth})
 	fr.Between = sqrtAll(ref.corr)
 	fr.Gram = pairsToGram(kernels(ref.corr, sigma), len(c.smp.raw))
@@ -227,10 +233,11 @@ func (c *calibration) truthFeatureCount(r2C, varC, v0 float64) (int, string) {
 	return d, rule
 }
 
-// featureTarget is the R² the features aim for: the target, or rffShare below the
-// coefficient kernel's ceiling r2C when that is lower.
+// featureTarget is the R² the features aim for: the target, or below the coefficient
+// kernel's ceiling r2C when that is lower, by rffShare or a tenth of 1 − r2C (a low ceiling
+// is noise the features need not reproduce to the last digit).
 func (c *calibration) featureTarget(r2C float64) float64 {
-	return math.Min(c.opts.TargetR2, r2C-rffShare)
+	return math.Min(c.opts.TargetR2, r2C-math.Max(rffShare, 0.1*(1-r2C)))
 }
 
 // basisMaxIndex is the largest single-axis index of the first basis cosine multi-indices in

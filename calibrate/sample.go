@@ -119,3 +119,21 @@ func (s *sample) sizes() []float64 {
 	}
 	return out
 }
+
+// subHalves splits every set's sub-sample into halves by alternating points (the
+// sub-sample is a random choice, so both halves are random halves of it).
+func (s *sample) subHalves() (a, b [][]float64) {
+	d := s.dim
+	for _, u := range s.sub {
+		var x, y []float64
+		for i := 0; i+d <= len(u); i += d {
+			if (i/d)%2 == 0 {
+				x = append(x, u[i:i+d]...)
+			} else {
+				y = append(y, u[i:i+d]...)
+			}
+		}
+		a, b = append(a, x), append(b, y)
+	}
+	return a, b
+}

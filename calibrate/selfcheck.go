@@ -48,6 +48,29 @@ func (c *calibration) selfCheck() error {
 			for k := range ck.Approx {
 				ck.MaxErr = math.Max(ck.MaxErr, math.Abs(ck.Approx[k]-ck.Truth[k]))
 			}
+		} else if t.mmd {
+			// The user's features are of the full sets; the reference is the exact kernel
+			// of m sub-sampled points, whose noise (variance v(m) = ¼·var(half A − half B))
+			// shares v(n) = v(m)·m/n with the full sets' estimate.
+			col := columnIndex(emb, t.name)
+			var sets [][]float32
+			for _, v := range full {
+				sets = append(sets, v[col])
+			}
+			ck.Approx, ck.Truth, ck.Pairs = innerPairs(sets), t.pairs, len(t.pairs)
+			d := make([]float64, len(t.halfA))
+			for k := range d {
+				d[k] = t.halfA[k] - t.halfB[k]
+			}
+			ratio := make([]float64, len(c.smp.raw))
+			for k := range ratio {
+				ratio[k] = float64(len(c.smp.sub[k])) / float64(len(c.smp.raw[k]))
+			}
+			ck.R2 = truthR2(ck.Approx, ck.Truth, d, d, 0.25*median(ratio), 0.25)
+			ck.R2Smoothed = rSquared(ck.Approx, ck.Truth)
+			for k := range ck.Approx {
+				ck.MaxErr = math.Max(ck.MaxErr, math.Abs(ck.Approx[k]-ck.Truth[k]))
+			}
 		} else if !t.exact {
 			vecs := full
 			if t.onSub {
