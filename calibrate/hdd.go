@@ -176,7 +176,7 @@ func (c *calibration) hddSearch(i int, hL float64, hRule string, capG, capB int,
 	// The 1/D law is only approximate (orthogonal blocks do better than independent
 	// frequencies at D₀ when D₀ exceeds the input width): check D and correct it.
 	target := c.featureTarget(chosen.r2)
-	for step := 0; step < 3 && f.Features < c.opts.MaxFeatures; step++ {
+	for step := 0; step < 3 && f.Features < c.opts.MaxFeatures && chosen.r2 > 0 && varC > 0; step++ {
 		pilot.Features = f.Features
 		if ev, err = c.evalHDD(pilot, ref, true); err != nil {
 			return FamilyResult{}, familyTruth{}, err
@@ -218,6 +218,9 @@ const (
 // rffShare of the ceiling.
 func (c *calibration) truthFeatureCount(r2C, varC, v0 float64) (int, string) {
 	o := c.opts
+	if !(r2C > 0) {
+		return MinFeatures, "too few set pairs with spread to measure the R² against the true kernel: the floor"
+	}
 	target := c.featureTarget(r2C)
 	why := ""
 	if target < o.TargetR2 {

@@ -22,6 +22,7 @@ import (
 // calibrateFlags are the calibrate command's settings.
 type calibrateFlags struct {
 	in, topic, families, specPath, out, report string
+	label                                      string
 	brokers                                    string
 	maxSets, dim                               int
 	topicTimeout                               time.Duration
@@ -41,6 +42,7 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.StringVar(&f.specPath, "spec", "", "base spec whose families are tuned; its other fields are kept (`file`)")
 	fs.StringVar(&f.out, "out", "", "write the proposed spec to this `file` (required; - for stdout)")
 	fs.StringVar(&f.report, "report", "", "also write a self-contained HTML report to this `file`")
+	fs.StringVar(&f.label, "label", "", "--in: each line's class is in this JSON `field` (removed before decoding); labelled sets make calibrate choose bandwidths and feature counts by cross-validated accuracy")
 	fs.IntVar(&f.opts.MaxSets, "sample-sets", calibrate.DefaultMaxSets, "`sets` in the Gram matrices (sub-sampled with the spec's seed)")
 	fs.IntVar(&f.opts.MaxPoints, "sample-points", calibrate.DefaultMaxPoints, "`points` per set in the exact mean-map kernels")
 	fs.Float64Var(&f.opts.Error, "error", calibrate.DefaultError, "target RMS error of one approximate kernel value (`ε`, e.g. 0.03)")
@@ -71,7 +73,7 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	defer prog.done()
 	var sets []calibrate.Set
 	if f.in != "" {
-		sets, f.dim, err = readCalibrationLines(f.in, f.dim, f.maxSets)
+		sets, f.dim, err = readCalibrationLines(f.in, f.dim, f.maxSets, f.label)
 	} else {
 		cc := clusterConn{brokers: strings.Split(f.brokers, ","), dialer: dialer, transport: transport}
 		tctx, cancel := context.WithTimeout(ctx, f.topicTimeout)
@@ -122,7 +124,7 @@ func writeCalibration(res *calibrate.Result, f calibrateFlags, stdout io.Writer)
 
 // readCalibrationLines reads up to maxSets JSON lines (one set per line, embed's format).
 // dim 0 takes the dimension of the first point.
-func readCalibrationLines(path string, dim, maxSets int) ([]calibrate.Set, int, error) {
+func readCalibrationLines(path string, dim, maxSets int, label string) ([]calibrate.Set, int, error) {
 	r, closeIn, err := openInput(path)
 	if err != nil {
 		return nil, 0, err
@@ -135,16 +137,22 @@ func readCalibrationLines(path string, dim, maxSets int) ([]calibrate.Set, int, 
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
 		}
-		if dim == 0 {
-			if dim, err = firstPointDim(sc.Bytes()); err != nil {
+		value, class := sc.Bytes(), ""
+		if label != "" {
+			if value, class, err = splitLabel(value, label); err != nil {
 				return nil, 0, fmt.Errorf("line %d: %w", line, err)
 			}
 		}
-		bs, err := schema.DecodeRecord(nil, sc.Bytes(), schema.ContentTypeJSON, 0, schema.DecodeOptions{Dim: dim, MaxPoints: maxLineBytes})
+		if dim == 0 {
+			if dim, err = firstPointDim(value); err != nil {
+				return nil, 0, fmt.Errorf("line %d: %w", line, err)
+			}
+		}
+		bs, err := schema.DecodeRecord(nil, value, schema.ContentTypeJSON, 0, schema.DecodeOptions{Dim: dim, MaxPoints: maxLineBytes})
 		if err != nil {
 			return nil, 0, fmt.Errorf("line %d: %w", line, err)
 		}
-		sets = append(sets, calibrate.Set{ID: bs[0].Set, Points: bs[0].Points})
+		sets = append(sets, calibrate.Set{ID: bs[0].Set, Points: bs[0].Points, Label: class})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, 0, err
@@ -153,6 +161,27 @@ func readCalibrationLines(path string, dim, maxSets int) ([]calibrate.Set, int, 
 		return nil, 0, errors.New("no sets in the input")
 	}
 	return sets, dim, nil
+}
+
+// splitLabel removes the field named label from a JSON record and returns the rest and the
+// field's value as text (a string as is, anything else as its JSON; absent: "").
+func splitLabel(value []byte, label string) ([]byte, string, error) {
+	var rec map[string]json.RawMessage
+	if err := json.Unmarshal(value, &rec); err != nil {
+		return nil, "", err
+	}
+	raw, ok := rec[label]
+	if !ok {
+		return value, "", nil
+	}
+	delete(rec, label)
+	class := string(raw)
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		class = s
+	}
+	rest, err := json.Marshal(rec)
+	return rest, class, err
 }
 
 // firstPointDim is the length of the first point of a JSON input record.
