@@ -249,6 +249,9 @@ type familyTruth struct {
 	// the same from their halves (the noise of the reference).
 	mmd          bool
 	halfA, halfB []float64
+	// estimate, when set, is the estimated R² of kernel values x (pair order) against the
+	// true kernel (l2).
+	estimate func(x []float64) float64
 }
 
 func (c *calibration) family(i int) error {

@@ -48,6 +48,15 @@ func (c *calibration) selfCheck() error {
 			for k := range ck.Approx {
 				ck.MaxErr = math.Max(ck.MaxErr, math.Abs(ck.Approx[k]-ck.Truth[k]))
 			}
+		} else if t.estimate != nil {
+			col := columnIndex(emb, t.name)
+			var sets [][]float32
+			for _, v := range full {
+				sets = append(sets, v[col])
+			}
+			ck.Approx = innerPairs(sets)
+			ck.Pairs = len(ck.Approx)
+			ck.R2 = t.estimate(ck.Approx)
 		} else if t.mmd {
 			// The user's features are of the full sets; the reference is the exact kernel
 			// of m sub-sampled points, whose noise (variance v(m) = ¼·var(half A − half B))

@@ -25,7 +25,7 @@ func TestTruthR2Synthetic(t *testing.T) {
 	for _, s := range sets {
 		in = append(in, Set{ID: s.ID, Points: s.Points})
 	}
-	res, err := Calibrate(context.Background(), in, 2, nil, Options{Families: []string{"hdd_js", "hdd_hellinger", "hdd_tv"}})
+	res, err := Calibrate(context.Background(), in, 2, nil, Options{Families: []string{"hdd_js", "hdd_hellinger", "hdd_tv", "mmd", "l2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,10 +52,28 @@ func TestTruthR2Synthetic(t *testing.T) {
 			t.Errorf("%s: calibrated true R² %.4f < hand spec's %.4f − 0.005", div, calTrue, handTrue)
 		}
 	}
+	// mmd (true kernel: the mean-map kernel between the mixtures at the spec's bandwidth)
+	// and l2 (∫p·q; its features are exact inner products, its error is estimation noise and
+	// the basis truncation): the printed R² is within 0.01 of the true one.
+	for k, name := range []string{"mmd", "l2"} {
+		f := res.Spec.Families[3+k]
+		var truth []float64
+		if name == "mmd" {
+			truth = exactMMK(sets, res.Spec.Bounds, f.Bandwidth)
+		} else {
+			truth = exact["l2"]
+		}
+		got := trueR2(t, res.Spec, name, sets, truth, 0)
+		ck := res.Checks[3+k]
+		t.Logf("%-9s calibrated (bandwidth %g, basis %d, D %d): true R² %.4f, printed %.4f", name, f.Bandwidth, f.Basis, f.Features, got, ck.R2)
+		if d := ck.R2 - got; d > 0.01 || d < -0.01 {
+			t.Errorf("%s: printed R² %.4f, true %.4f", name, ck.R2, got)
+		}
+	}
 }
 
 // trueR2 embeds the sets with spec and returns R² of family name's feature inner products
-// against exp(−ρ²/2σ²) of the exact ρ².
+// against exp(−ρ²/2σ²) of the exact ρ² (σ = 0: against rho2 itself, an exact kernel).
 func trueR2(t *testing.T, spec *embedding.Spec, name string, sets []synth.Set, rho2 []float64, sigma float64) float64 {
 	t.Helper()
 	emb, err := embedding.New(spec)
@@ -71,5 +89,9 @@ func trueR2(t *testing.T, spec *embedding.Spec, name string, sets []synth.Set, r
 		}
 		vecs[i] = emb.Embed(u)[col]
 	})
-	return rSquared(innerPairs(vecs), kernels(rho2, sigma))
+	truth := rho2
+	if sigma > 0 {
+		truth = kernels(rho2, sigma)
+	}
+	return rSquared(innerPairs(vecs), truth)
 }
