@@ -85,6 +85,9 @@ func (c *calibration) hddSearch(i int, hL float64, hRule string, capG, capB int,
 	if !joint {
 		dEff = 1
 	}
+	for capB > minBasis && basisMaxIndex(dEff, capB)+2 > capG {
+		capB-- // the largest grid must resolve the basis (1-D: one index per cosine)
+	}
 	hRef := hL / 2
 	ref := newHDDReference(c.smp, f.Divergence, joint, hRef, c.opts.Workers)
 	sigma := round3(median(sqrtAll(ref.corr)))

@@ -174,9 +174,11 @@ func refRho2(div string, a, b refPre) float64 {
 		case "js":
 			pl, ql := a.plogp[l], b.plogp[l]
 			for c, x := range p {
+				// m·ln(m/2) as m·(ln m − ln 2): 0.5·m underflows to 0 for the smallest
+				// subnormal m (far tails of a fine KDE), and ln 0 would make the sum infinite.
 				m := x + q[c]
 				if m > 0 {
-					s += pl[c] + ql[c] - m*math.Log(0.5*m)
+					s += pl[c] + ql[c] - m*(math.Log(m)-math.Ln2)
 				}
 			}
 			s *= 0.5
