@@ -1,13 +1,16 @@
 // Package calibrate proposes a feature spec from a sample of the user's own point sets and
 // checks the proposal on that sample (issue 11, `distfeat calibrate`).
 //
-// Every proposed value comes with the rule that produced it (Result.Notes), so the printed
-// summary explains the spec: bounds from robust per-axis quantiles, the mmd bandwidth from
-// the median heuristic refined by the spread of set-to-set kernel values, the hdd KDE
-// bandwidth from Silverman's rule at the typical set size, grid and basis that resolve it,
-// every outer RBF width from the median distance between sets, and each D from a target
-// approximation error. The self-check compares the Gram matrix of the proposed features
-// with the exact kernel on the same sample and reports R² per family.
+// Every proposed value comes with the rule that produced it (Result.Notes) and the
+// alternatives tried with their scores (Result.Trials), so the printed summary explains the
+// spec: bounds from robust per-axis quantiles; the mmd bandwidth that maximises the ratio of
+// the estimated MMD² between sets to its sampling deviation; the hdd KDE bandwidth, basis,
+// λ count and D, and the l2 basis, by the estimated R² of the features against the kernel
+// between the true distributions (truth.go: a fine reference, its noise measured by
+// splitting each set in halves), saying so when the data cannot reach the target; outer RBF
+// widths from the median distance between sets. With labelled sets (Set.Label) the choices
+// that decide downstream accuracy are made by cross-validated ridge accuracy (labelled.go).
+// The self-check reports, per family, the estimated R² against the true kernel.
 //
 // The package is pure: no Kafka, no files. All sub-sampling uses the frozen seeded RNG of
 // package embedding, so the same sets and options give the same spec bytes.
@@ -240,7 +243,6 @@ type familyTruth struct {
 	kernel string
 	exact  bool      // no random stage
 	pairs  []float64 // exact kernel, pair order
-	onSub  bool      // features are computed on the sub-sampled points (mmd)
 	// hddRef is the reference of an hdd family (the self-check estimates the R² against
 	// the true kernel from it); ceiling the estimated R² of its coefficient kernel.
 	hddRef  *hddReference

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/examples/exampledata"
 	"github.com/distfeat/distfeat/internal/synth"
 )
 
@@ -340,5 +341,32 @@ func TestEdgeCases(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestDeterministicLabelled: the labelled choices (cross-validation folds, ridge, the
+// trials) give the same spec bytes whatever the parallelism.
+func TestDeterministicLabelled(t *testing.T) {
+	var sets []Set
+	for _, s := range exampledata.Sets(41, 12, 40) {
+		sets = append(sets, Set{ID: s.ID, Points: s.Points, Label: s.Class})
+	}
+	var first []byte
+	for _, workers := range []int{1, 2} {
+		res, err := Calibrate(context.Background(), sets, 2, nil, Options{Families: []string{"mmd", "hdd_js"}, Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Labelled != len(sets) || len(res.Trials) == 0 {
+			t.Fatalf("labelled %d of %d sets, %d trials", res.Labelled, len(sets), len(res.Trials))
+		}
+		got := res.Spec.CanonicalJSON()
+		if first == nil {
+			first = got
+			continue
+		}
+		if !bytes.Equal(got, first) {
+			t.Fatalf("workers %d: spec differs:\n%s\n%s", workers, got, first)
+		}
 	}
 }

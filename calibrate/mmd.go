@@ -55,7 +55,7 @@ func (c *calibration) mmd(i int) (FamilyResult, familyTruth, error) {
 	for k, h := range hs {
 		c.res.Trials = append(c.res.Trials, Trial{Family: f.Name, Setting: fmt.Sprintf("bandwidth %g", h), Score: ratio[k], What: "mean MMD²_u / its sampling sd", Chosen: k == best && c.lab == nil})
 	}
-	ft := familyTruth{kernel: "mean-map kernel E k(x, y) between the true distributions, estimated by the exact mean-map kernel of the sub-sampled points with its noise measured by halves", onSub: false, mmd: true}
+	ft := familyTruth{kernel: "mean-map kernel E k(x, y) between the true distributions, estimated by the exact mean-map kernel of the sub-sampled points with its noise measured by halves", mmd: true}
 	if c.lab != nil {
 		if err := c.mmdLabelled(i, hs); err != nil {
 			return FamilyResult{}, familyTruth{}, err
