@@ -287,6 +287,18 @@ func (c *calibration) note(i int, field, value, rule string) {
 	c.res.Notes = append(c.res.Notes, Note{Field: fmt.Sprintf("families[%d].%s (%s)", i, field, c.spec.Families[i].Name), Value: value, Rule: rule})
 }
 
+// replaceNote replaces family i's note on field (or adds it).
+func (c *calibration) replaceNote(i int, field, value, rule string) {
+	name := fmt.Sprintf("families[%d].%s (%s)", i, field, c.spec.Families[i].Name)
+	for k := range c.res.Notes {
+		if c.res.Notes[k].Field == name {
+			c.res.Notes[k] = Note{Field: name, Value: value, Rule: rule}
+			return
+		}
+	}
+	c.note(i, field, value, rule)
+}
+
 // nonEmpty drops sets without points (a window needs at least one).
 func nonEmpty(sets []Set) []Set {
 	return slices.DeleteFunc(slices.Clone(sets), func(s Set) bool { return len(s.Points) == 0 })

@@ -31,9 +31,10 @@ func exactRho2(sets []synth.Set) map[string][]float64 {
 		pres[i] = newRefPre(refGrid{p})
 	})
 	n := len(sets) * (len(sets) - 1) / 2
-	out := map[string][]float64{"l2": make([]float64, n)}
+	out := map[string][]float64{"l2": make([]float64, n), "l2dist": make([]float64, n)}
 	parallelPairs(len(sets), runtime.GOMAXPROCS(0), func(k, i, j int) {
 		out["l2"][k] = l2Inner(pres[i].p, pres[j].p)
+		out["l2dist"][k] = l2Dist2(pres[i].p, pres[j].p)
 	})
 	for _, div := range []string{"js", "hellinger", "tv"} {
 		out[div] = make([]float64, n)

@@ -175,23 +175,13 @@ func (c *calibration) hddSearch(i int, hL float64, hRule string, capG, capB int,
 	}
 	varC := covariance(ev.C, ev.C)
 	var rule string
-	f.Features, rule = c.truthFeatureCount(chosen.r2, varC, ev.RFFVar)
-	// The 1/D law is only approximate (orthogonal blocks do better than independent
-	// frequencies at D₀ when D₀ exceeds the input width): check D and correct it.
-	target := c.featureTarget(chosen.r2)
-	for step := 0; step < 3 && f.Features < c.opts.MaxFeatures && chosen.r2 > 0 && varC > 0; step++ {
-		pilot.Features = f.Features
-		if ev, err = c.evalHDD(pilot, ref, true); err != nil {
-			return FamilyResult{}, familyTruth{}, err
-		}
-		got := chosen.r2 * varC / (varC + ev.RFFVar)
-		if got >= target-0.001 {
-			break
-		}
-		need := varC * (chosen.r2/target - 1)
-		next := min(c.opts.MaxFeatures, (int(math.Ceil(float64(f.Features)*max(1.25, ev.RFFVar/need)))+1)/2*2)
-		rule += fmt.Sprintf("; at D = %d the measured random-feature variance %.3g predicts R² %.4f: raised to %d", f.Features, ev.RFFVar, got, next)
-		f.Features = next
+	f.Features, rule, err = c.truthFeatures(chosen.r2, varC, ev.RFFVar, func(d int) (float64, error) {
+		pilot.Features = d
+		ev, err := c.evalHDD(pilot, ref, true)
+		return ev.RFFVar, err
+	})
+	if err != nil {
+		return FamilyResult{}, familyTruth{}, err
 	}
 	c.note(i, "features", strconv.Itoa(f.Features), rule)
 	if c.lab != nil {
@@ -237,6 +227,30 @@ func (c *calibration) truthFeatureCount(r2C, varC, v0 float64) (int, string) {
 	rule := fmt.Sprintf("%sD = D₀·v₀/(var C·(R²_C/R² − 1)) = %.0f with D₀ = %d, v₀ = %.3g the variance of the random-feature error at D₀, var C = %.3g, R²_C = %.4f, R² = %.3f; within [%d, %d]",
 		why, need, PilotFeatures, v0, varC, r2C, target, MinFeatures, o.MaxFeatures)
 	return d, rule
+}
+
+// truthFeatures is truthFeatureCount followed by a check: the 1/D law is only approximate
+// (orthogonal blocks do better than independent frequencies at D₀ when D₀ exceeds the input
+// width), so the random-feature variance is measured at the proposed D (rffVarAt) and D
+// raised, up to three times, until the predicted R² reaches the target.
+func (c *calibration) truthFeatures(r2C, varC, v0 float64, rffVarAt func(d int) (float64, error)) (int, string, error) {
+	d, rule := c.truthFeatureCount(r2C, varC, v0)
+	target := c.featureTarget(r2C)
+	for step := 0; step < 3 && d < c.opts.MaxFeatures && r2C > 0 && varC > 0; step++ {
+		v, err := rffVarAt(d)
+		if err != nil {
+			return 0, "", err
+		}
+		got := r2C * varC / (varC + v)
+		if got >= target-0.001 {
+			break
+		}
+		need := varC * (r2C/target - 1)
+		next := min(c.opts.MaxFeatures, (int(math.Ceil(float64(d)*max(1.25, v/need)))+1)/2*2)
+		rule += fmt.Sprintf("; at D = %d the measured random-feature variance %.3g predicts R² %.4f: raised to %d", d, v, got, next)
+		d = next
+	}
+	return d, rule, nil
 }
 
 // featureTarget is the R² the features aim for: the target, or below the coefficient
@@ -390,16 +404,19 @@ func countIndices(d, bound, limit int) int {
 // l2 calibrates an l2 family. Basis (d ≤ 3): the ⟨a, a′⟩ of the cosine coefficients
 // estimate ∫p·q truncated to the basis; more cosines cut the truncation bias and add
 // estimation noise (∝ basis/n). Each candidate's inner products are compared with a
-// reference ∫p̂·q̂ of fine reflected KDEs (the LCV bandwidth's half; cross products of two
+// reference ∫p̂·q̂ of fine reflected KDEs (a quarter of the LCV bandwidth; cross products of two
 // sets' KDEs carry no plug-in bias), the noise measured by halves (truth.go), and the
 // basis is the smallest within hddTolerance of the best estimated R². With a second stage,
 // sigma is the median ‖a−a′‖ between sets and D follows featureCount.
 func (c *calibration) l2(i int) (FamilyResult, familyTruth, error) {
 	f := &c.spec.Families[i]
-	var est func(x []float64) float64
+	var (
+		est   func(x []float64) float64
+		grids *l2Grids
+	)
 	if c.smp.dim <= 3 && len(c.smp.raw) >= 3 {
 		var err error
-		if est, err = c.l2Basis(i); err != nil {
+		if est, grids, err = c.l2Basis(i); err != nil {
 			return FamilyResult{}, familyTruth{}, err
 		}
 	} else {
@@ -410,19 +427,75 @@ func (c *calibration) l2(i int) (FamilyResult, familyTruth, error) {
 	}
 	fc := *f
 	fc.Sigma, fc.Features = 0, 0
-	as, err := c.embedColumn(fc, f.Name, false)
+	full, ha, hb, err := c.embedFamily(fc, grids != nil, f.Name)
 	if err != nil {
 		return FamilyResult{}, familyTruth{}, err
 	}
-	return c.outerStage(i, as, "‖a−a′‖", "exp(−‖a−a′‖²/2σ²) of the cosine coefficients")
+	fr, ft, err := c.outerStage(i, column(full, 0), "‖a−a′‖", "exp(−‖a−a′‖²/2σ²) of the cosine coefficients")
+	if err != nil || grids == nil {
+		return fr, ft, err
+	}
+	// The second stage's true kernel exp(−‖p−q‖²/2σ²): the reference ∫(p̂−q̂)² of the fine
+	// KDEs, bias-corrected by the halves like an hdd divergence; the noise of the spec's own
+	// ‖a−a′‖² from the halves of its coefficients.
+	S := len(c.smp.raw)
+	np := S * (S - 1) / 2
+	ref := hddReference{rho2: pairEstimate{make([]float64, np), make([]float64, np), make([]float64, np)}, corr: make([]float64, np)}
+	parallelPairs(S, c.opts.Workers, func(p, x, y int) {
+		ref.rho2.full[p] = l2Dist2(grids.full[x], grids.full[y])
+		ref.rho2.a[p] = l2Dist2(grids.a[x], grids.a[y])
+		ref.rho2.b[p] = l2Dist2(grids.b[x], grids.b[y])
+		ref.corr[p] = 2*ref.rho2.full[p] - 0.5*(ref.rho2.a[p]+ref.rho2.b[p])
+	})
+	cRho2 := pairEstimate{coefRho2(column(full, 0)), coefRho2(column(ha, 0)), coefRho2(column(hb, 0))}
+	// D against the true kernel, as for hdd: the ceiling is the coefficient kernel's R².
+	f = &c.spec.Families[i]
+	cK := cRho2.kernels(f.Sigma)
+	refK := kernels(ref.corr, f.Sigma)
+	r2C := truthR2(cK.full, refK, cK.diff(), ref.rho2.kernels(f.Sigma).diff(), 0.25, 0.25)
+	rffVar := func(d int) (float64, error) {
+		fc := *f
+		fc.Features = d
+		vecs, _, _, err := c.embedFamily(fc, false, f.Name)
+		if err != nil {
+			return 0, err
+		}
+		x := innerPairs(column(vecs, 0))
+		for p := range x {
+			x[p] -= cK.full[p]
+		}
+		return covariance(x, x), nil
+	}
+	v0, err := rffVar(PilotFeatures)
+	if err != nil {
+		return FamilyResult{}, familyTruth{}, err
+	}
+	var rule string
+	if f.Features, rule, err = c.truthFeatures(r2C, covariance(cK.full, cK.full), v0, rffVar); err != nil {
+		return FamilyResult{}, familyTruth{}, err
+	}
+	c.replaceNote(i, "features", strconv.Itoa(f.Features), "against the true kernel exp(−‖p−q‖²/2σ²): "+rule)
+	ft.exact = false
+	ft.kernel = "exp(−‖p−q‖²/2σ²) between the true densities, estimated from fine reference KDEs (bias-corrected, noise from halves)"
+	ft.estimate = func(x []float64) float64 {
+		sigma := c.spec.Families[i].Sigma
+		cEst, rEst := cRho2.kernels(sigma), ref.rho2.kernels(sigma)
+		return truthR2(x, ref.refKernels(sigma), cEst.diff(), rEst.diff(), 0.25, 0.25)
+	}
+	return fr, ft, nil
+}
+
+// l2Grids are the reference densities of the sampled sets (full sets and halves).
+type l2Grids struct {
+	full, a, b []refGrid
 }
 
 // l2Candidates are the l2 bases tried.
 var l2Candidates = []int{10, 20, 40, 70, 100, 160, 250, 400}
 
 // l2Basis chooses family i's basis and returns the estimator of the R² of an l2 kernel
-// (inner products at the chosen basis) against the true ∫p·q.
-func (c *calibration) l2Basis(i int) (func([]float64) float64, error) {
+// (inner products at the chosen basis) against the true ∫p·q, and the reference densities.
+func (c *calibration) l2Basis(i int) (func([]float64) float64, *l2Grids, error) {
 	f := &c.spec.Families[i]
 	d := c.smp.dim
 	sd := typicalSpread(c.smp.full, d, false)
@@ -430,10 +503,10 @@ func (c *calibration) l2Basis(i int) (func([]float64) float64, error) {
 	hS := silverman(sd, n, d)
 	if !(hS > 0) {
 		c.note(i, "basis", strconv.Itoa(f.Basis), "kept: the sets have no spread")
-		return nil, nil
+		return nil, nil, nil
 	}
 	hL, _, _, _ := lcvBandwidth(c.smp.full, d, true, hS, 1.0/float64(refGridSize(1e-9, d)), c.spec.Seed)
-	hRef := hL / 2
+	hRef := hL / 4 // ∫(p−q)² weighs the density peaks: the reference must smooth them less than a divergence's
 	g := refGridSize(hRef, d)
 	k := refAxis(g, hRef)
 	S := len(c.smp.full)
@@ -462,7 +535,7 @@ func (c *calibration) l2Basis(i int) (func([]float64) float64, error) {
 		fc.Basis, fc.Sigma, fc.Features = basis, 0, 0
 		vf, va, vb, err := c.embedFamily(fc, true, f.Name)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		cEst := pairEstimate{innerPairs(column(vf, 0)), innerPairs(column(va, 0)), innerPairs(column(vb, 0))}
 		dC := cEst.diff()
@@ -475,7 +548,7 @@ func (c *calibration) l2Basis(i int) (func([]float64) float64, error) {
 	}
 	if !(top > 0) {
 		c.note(i, "basis", strconv.Itoa(f.Basis), "kept: the R² against the reference could not be estimated")
-		return nil, nil
+		return nil, nil, nil
 	}
 	var chosen cand
 	for _, cd := range cands {
@@ -496,7 +569,7 @@ func (c *calibration) l2Basis(i int) (func([]float64) float64, error) {
 	}
 	c.note(i, "basis", strconv.Itoa(f.Basis), fmt.Sprintf("smallest basis whose estimated R² of ⟨a, a′⟩ against ∫p·q (reference KDEs at h = %.3g, %d cells per axis, noise from halves) is within %g of the best — basis: R² %s", hRef, g, hddTolerance, strings.Join(tried, ", ")))
 	dC := chosen.dC
-	return func(x []float64) float64 { return truthR2(x, ref.full, dC, dRef, 0.25, 0.25) }, nil
+	return func(x []float64) float64 { return truthR2(x, ref.full, dC, dRef, 0.25, 0.25) }, &l2Grids{full, a, b}, nil
 }
 
 // embedColumn embeds every sampled set (its sub-sample when sub) with a one-family spec

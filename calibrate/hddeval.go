@@ -94,7 +94,7 @@ func (c *calibration) evalHDD(f embedding.Family, ref hddReference, features boo
 	sigma := f.Sigma
 	cEst := pairEstimate{coefRho2(column(full, 1)), coefRho2(column(a, 1)), coefRho2(column(b, 1))}.kernels(sigma)
 	rEst := ref.rho2.kernels(sigma)
-	refK := kernels(ref.corr, sigma)
+	refK := ref.refKernels(sigma)
 	dC, dR := cEst.diff(), rEst.diff()
 	ev := hddEval{C: cEst.full, Ref: refK}
 	ev.R2Coef = truthR2(cEst.full, refK, dC, dR, 0.25, 0.25)

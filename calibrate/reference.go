@@ -208,3 +208,13 @@ func l2Inner(a, b refGrid) float64 {
 	}
 	return s / float64(len(a[0]))
 }
+
+// l2Dist2 is ∫(p − q)² between two reference densities (joint).
+func l2Dist2(a, b refGrid) float64 {
+	var s float64
+	for c, v := range a[0] {
+		t := v - b[0][c]
+		s += t * t
+	}
+	return s / float64(len(a[0]))
+}

@@ -226,3 +226,8 @@ func innerPairs(vs [][]float32) []float64 {
 	}
 	return out
 }
+
+// refKernels is the reference kernel exp(−ρ²/2σ²) of every pair, from the bias-corrected ρ².
+func (r hddReference) refKernels(sigma float64) []float64 {
+	return kernels(r.corr, sigma)
+}

@@ -26,7 +26,17 @@ func TestTruthR2Synthetic(t *testing.T) {
 	for _, s := range sets {
 		in = append(in, Set{ID: s.ID, Points: s.Points})
 	}
-	res, err := Calibrate(context.Background(), in, 2, nil, Options{Families: []string{"hdd_js", "hdd_hellinger", "hdd_tv", "mmd", "l2"}})
+	// The default families by name, and an l2 family with a second stage.
+	base := &embedding.Spec{Version: NewestVersion, Seed: 42, Dim: 2, OutOfBounds: "clip", Bounds: embedding.Bounds{Lo: []float64{0, 0}, Hi: []float64{1, 1}}}
+	for _, name := range []string{"hdd_js", "hdd_hellinger", "hdd_tv", "mmd", "l2"} {
+		f, err := familyByName(name, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base.Families = append(base.Families, f)
+	}
+	base.Families = append(base.Families, embedding.Family{Name: "l2s", Kind: "l2", Basis: 100, Sigma: 1, Features: 1024})
+	res, err := Calibrate(context.Background(), in, 2, base, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,16 +63,29 @@ func TestTruthR2Synthetic(t *testing.T) {
 			t.Errorf("%s: calibrated true R² %.4f < hand spec's %.4f − 0.005", div, calTrue, handTrue)
 		}
 	}
-	// mmd (true kernel: the mean-map kernel between the mixtures at the spec's bandwidth)
-	// and l2 (∫p·q; its features are exact inner products, its error is estimation noise and
-	// the basis truncation): the printed R² is within 0.01 of the true one.
-	for k, name := range []string{"mmd", "l2"} {
+	// mmd (true kernel: the mean-map kernel between the mixtures at the spec's bandwidth),
+	// l2 (∫p·q; its features are exact inner products, its error is estimation noise and
+	// the basis truncation) and l2 with a second stage (exp(−‖p−q‖²/2σ²)): the printed R² is
+	// within 0.01 of the true one.
+	for k, name := range []string{"mmd", "l2", "l2s"} {
 		f := res.Spec.Families[3+k]
 		var truth []float64
-		if name == "mmd" {
+		switch name {
+		case "mmd":
 			truth = exactMMK(sets, res.Spec.Bounds, f.Bandwidth)
-		} else {
+		case "l2":
 			truth = exact["l2"]
+		default: // exp(−‖p−q‖²/2σ²); ‖p−q‖² in the normalised units is the raw one times the
+			// cube's volume ratio, a constant the bounds fix: scale it before the kernel.
+			vol := 1.0
+			for j := range res.Spec.Bounds.Lo {
+				vol *= res.Spec.Bounds.Hi[j] - res.Spec.Bounds.Lo[j]
+			}
+			truth = make([]float64, len(exact["l2dist"]))
+			for p, v := range exact["l2dist"] {
+				truth[p] = v * vol
+			}
+			truth = kernels(truth, f.Sigma)
 		}
 		got := trueR2(t, res.Spec, name, sets, truth, 0)
 		ck := res.Checks[3+k]
