@@ -30,7 +30,7 @@ type calibrateFlags struct {
 }
 
 func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("calibrate", "", "Reads a sample of sets (JSON lines as embed takes them, or the first sets of a points topic),\nproposes dim, bounds, bandwidths, hdd grid/basis, sigmas and feature counts with the rule\nfor each, checks the proposal against exact kernels on the sample (R² per family), and\nwrites the spec (and optionally an HTML report). Same input and flags, same spec bytes.", stderr)
+	fs := newFlagSet("calibrate", "", "Reads a sample of sets (JSON lines as embed takes them, or the first sets of a points topic),\nproposes dim, bounds, bandwidths, hdd grid/basis/lambdas, the l2 basis, sigmas and feature\ncounts with the rule for each (by cross-validated accuracy when the sets carry --label),\nchecks the proposal against the kernel between the true distributions as estimated from the\nsample (R² per family), and writes the spec (and optionally an HTML report). Same input and\nflags, same spec bytes.", stderr)
 	var f calibrateFlags
 	fs.StringVar(&f.in, "in", "", "input JSON lines, one set per line as embed takes them (`file`, - for stdin)")
 	fs.StringVar(&f.topic, "from-topic", "", "read the first --max-sets sets of this points `topic` instead of --in")
@@ -46,7 +46,7 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.IntVar(&f.opts.MaxSets, "sample-sets", calibrate.DefaultMaxSets, "`sets` in the Gram matrices (sub-sampled with the spec's seed)")
 	fs.IntVar(&f.opts.MaxPoints, "sample-points", calibrate.DefaultMaxPoints, "`points` per set in the exact mean-map kernels")
 	fs.Float64Var(&f.opts.Error, "error", calibrate.DefaultError, "target RMS error of one approximate kernel value (`ε`, e.g. 0.03)")
-	fs.Float64Var(&f.opts.TargetR2, "r2", calibrate.DefaultTargetR2, "R² of the approximate Gram matrix the feature counts aim for (`0..1`)")
+	fs.Float64Var(&f.opts.TargetR2, "r2", calibrate.DefaultTargetR2, "R² against the true kernel the choices aim for (`0..1`; below it when the data cannot support it, as the summary says)")
 	dialer, transport, err := parseClientFlags(fs, args)
 	if err != nil {
 		return err
