@@ -106,28 +106,36 @@ func (c *calibration) chooseTrial(name, setting string) {
 	}
 }
 
+// mmdSetting describes an mmd family's tuned fields.
+func mmdSetting(f embedding.Family) string {
+	s := fmt.Sprintf("bandwidth %g, D %d", f.Bandwidth, f.Features)
+	if f.RBFSigma > 0 {
+		return s + fmt.Sprintf(", rbf_sigma %g, rbf_features %d", f.RBFSigma, f.RBFFeatures)
+	}
+	return s + ", no second stage"
+}
+
 // mmdLabelled chooses family i's bandwidth (from hs), second stage and feature counts by
 // cross-validated accuracy.
 func (c *calibration) mmdLabelled(i int, hs []float64) error {
 	f := &c.spec.Families[i]
-	type result struct {
-		fam     embedding.Family
-		setting string
-		acc     float64
+	best, bestAcc := *f, -1.0
+	try := func(fam embedding.Family) (float64, [][]float32, error) {
+		acc, z, err := c.accuracy(fam, fam.Name)
+		if err == nil {
+			c.trial(fam, mmdSetting(fam), acc)
+		}
+		return acc, z, err
 	}
-	var best result
-	best.acc = -1
 	for _, h := range hs {
 		fam := *f
 		fam.Bandwidth, fam.Features, fam.RBFSigma, fam.RBFFeatures = h, 1024, 0, 0
-		acc, z, err := c.accuracy(fam, fam.Name)
+		acc, z, err := try(fam)
 		if err != nil {
 			return err
 		}
-		setting := fmt.Sprintf("bandwidth %g, D 1024, no second stage", h)
-		c.trial(fam, setting, acc)
-		if acc > best.acc {
-			best = result{fam, setting, acc}
+		if acc > bestAcc {
+			best, bestAcc = fam, acc
 		}
 		// Second stage: its width the median distance between the sets' mean embeddings
 		// (≈ MMD), its features 1024.
@@ -136,57 +144,47 @@ func (c *calibration) mmdLabelled(i int, hs []float64) error {
 			continue
 		}
 		fam.RBFSigma, fam.RBFFeatures = sigma, 1024
-		if acc, _, err = c.accuracy(fam, fam.Name); err != nil {
+		if acc, _, err = try(fam); err != nil {
 			return err
 		}
-		setting = fmt.Sprintf("bandwidth %g, D 1024, rbf_sigma %g, rbf_features 1024", h, sigma)
-		c.trial(fam, setting, acc)
-		if acc > best.acc {
-			best = result{fam, setting, acc}
+		if acc > bestAcc {
+			best, bestAcc = fam, acc
 		}
 	}
-	first := best
 	// Feature counts: the smallest within accTolerance of the best.
-	counts := func(set func(*embedding.Family, int), label string) error {
-		type r struct {
-			d   int
-			acc float64
-		}
-		var rs []r
+	counts := func(set func(*embedding.Family, int)) error {
+		accs := make([]float64, len(labelFeatureCounts))
 		top := -1.0
-		for _, d := range labelFeatureCounts {
-			fam := best.fam
+		for k, d := range labelFeatureCounts {
+			fam := best
 			set(&fam, d)
-			acc, _, err := c.accuracy(fam, fam.Name)
+			acc, _, err := try(fam)
 			if err != nil {
 				return err
 			}
-			c.trial(fam, fmt.Sprintf("%s, %s %d", first.setting, label, d), acc)
-			rs = append(rs, r{d, acc})
-			top = math.Max(top, acc)
+			accs[k], top = acc, math.Max(top, acc)
 		}
-		for _, x := range rs {
-			if x.acc >= top-accTolerance {
-				set(&best.fam, x.d)
-				best.acc = x.acc
-				best.setting = fmt.Sprintf("%s, %s %d", first.setting, label, x.d)
+		for k, d := range labelFeatureCounts {
+			if accs[k] >= top-accTolerance {
+				set(&best, d)
+				bestAcc = accs[k]
 				break
 			}
 		}
 		return nil
 	}
-	if err := counts(func(f *embedding.Family, d int) { f.Features = d }, "features"); err != nil {
+	if err := counts(func(f *embedding.Family, d int) { f.Features = d }); err != nil {
 		return err
 	}
-	if best.fam.RBFSigma > 0 {
-		if err := counts(func(f *embedding.Family, d int) { f.RBFFeatures = d }, "rbf_features"); err != nil {
+	if best.RBFSigma > 0 {
+		if err := counts(func(f *embedding.Family, d int) { f.RBFFeatures = d }); err != nil {
 			return err
 		}
 	}
-	*f = best.fam
-	c.chooseTrial(f.Name, best.setting)
-	why := fmt.Sprintf("largest %d-fold cross-validated accuracy of ridge on the features of %d labelled sets (%.3f); the trials are listed in the report", cvFolds, len(c.lab.raw), best.acc)
-	c.note(i, "bandwidth", strconv.FormatFloat(f.Bandwidth, 'g', -1, 64), why+" (candidates: the unlabelled grid)")
+	*f = best
+	c.chooseTrial(f.Name, mmdSetting(*f))
+	why := fmt.Sprintf("largest %d-fold cross-validated accuracy of ridge on the features of %d labelled sets (%.3f); the trials are listed", cvFolds, len(c.lab.raw), bestAcc)
+	c.note(i, "bandwidth", strconv.FormatFloat(f.Bandwidth, 'g', -1, 64), why+" (candidates: the unlabelled grid, each with and without the RBF second stage)")
 	c.note(i, "features", strconv.Itoa(f.Features), fmt.Sprintf("smallest of %v within %g of the best cross-validated accuracy", labelFeatureCounts, accTolerance))
 	if f.RBFSigma > 0 {
 		c.note(i, "rbf_sigma", strconv.FormatFloat(f.RBFSigma, 'g', -1, 64), "median distance between the labelled sets' mean embeddings (≈ MMD); the second stage raised the cross-validated accuracy")
@@ -200,6 +198,12 @@ func (c *calibration) mmdLabelled(i int, hs []float64) error {
 func (c *calibration) hddLabelled(i int, hs []float64, capG int) error {
 	f := &c.spec.Families[i]
 	bestAcc, bestH := -1.0, f.KDEBandwidth
+	// The R² candidates, and two coarser ones: classification can prefer more smoothing
+	// than the kernel's accuracy does.
+	if len(hs) > 0 {
+		top := slices.Max(hs)
+		hs = append(slices.Clone(hs), round3(top*math.Pow(2, 0.25)), round3(top*math.Pow(2, 0.5)))
+	}
 	for _, h := range hs {
 		fam := *f
 		fam.KDEBandwidth = h
@@ -209,7 +213,7 @@ func (c *calibration) hddLabelled(i int, hs []float64, capG int) error {
 		if err != nil {
 			return err
 		}
-		c.trial(fam, fmt.Sprintf("kde_bandwidth %g, D 1024", h), acc)
+		c.trial(fam, fmt.Sprintf("kde_bandwidth %g, D %d", h, fam.Features), acc)
 		if acc > bestAcc {
 			bestAcc, bestH = acc, h
 		}
@@ -219,6 +223,10 @@ func (c *calibration) hddLabelled(i int, hs []float64, capG int) error {
 	chosenSetting := fmt.Sprintf("kde_bandwidth %g, D 1024", bestH)
 	top, accs := -1.0, map[int]float64{}
 	for _, d := range labelFeatureCounts {
+		if d == 1024 { // measured with the bandwidths
+			accs[d], top = bestAcc, math.Max(top, bestAcc)
+			continue
+		}
 		fam := *f
 		fam.Features = d
 		acc, _, err := c.accuracy(fam, fam.Name)
@@ -238,14 +246,9 @@ func (c *calibration) hddLabelled(i int, hs []float64, capG int) error {
 		}
 	}
 	c.chooseTrial(f.Name, chosenSetting)
-	c.note(i, "kde_bandwidth", strconv.FormatFloat(f.KDEBandwidth, 'g', -1, 64), fmt.Sprintf("largest %d-fold cross-validated accuracy of ridge on the features of %d labelled sets among the unlabelled candidates (%.3f)", cvFolds, len(c.lab.raw), bestAcc))
+	c.note(i, "kde_bandwidth", strconv.FormatFloat(f.KDEBandwidth, 'g', -1, 64), fmt.Sprintf("largest %d-fold cross-validated accuracy of ridge on the features of %d labelled sets among the unlabelled candidates and two coarser ones (%.3f)", cvFolds, len(c.lab.raw), bestAcc))
 	c.note(i, "features", strconv.Itoa(f.Features), fmt.Sprintf("the larger of the R² rule's D and the smallest of %v within %g of the best cross-validated accuracy", labelFeatureCounts, accTolerance))
 	return nil
-}
-
-// trialsOf returns the trials of one family.
-func (r *Result) trialsOf(name string) []Trial {
-	return slices.DeleteFunc(slices.Clone(r.Trials), func(t Trial) bool { return t.Family != name })
 }
 
 // labelSummary is a one-line description of the labelled data.
