@@ -3,20 +3,20 @@ package calibrate
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 )
 
-// mmd calibrates an mmd family: the bandwidth by the median heuristic refined on a log grid
-// by the spread of the set-to-set kernel values, D by featureCount, and the optional second
-// stage's rbf_sigma as the median MMD between the sample's sets.
-//
-// Refinement criterion: the variance of the off-diagonal exact mean-map kernel values
-// K(P_i, P_j), i < j. As h → 0 every pair of distinct continuous sets gives K ≈ 0, as
-// h → ∞ every pair gives K ≈ 1: in both limits the Gram matrix is constant and a linear
-// model on the features can tell no sets apart. The variance of its entries measures how
-// much the kernel distinguishes the sets at scale h; it needs no labels, and it is also the
-// quantity that sets the approximation's R² for a given D (featureCount). The median
-// heuristic alone only looks inside sets and ignores how far apart the sets are.
+// mmd calibrates an mmd family. Bandwidth: the median heuristic h0 only describes the
+// sets (the typical distance inside one); a bandwidth should separate them. On the grid
+// h0·2^(k/2), k = −4…4, the criterion is the one the thesis develops for two-sample tests
+// (§6.3–6.4): the ratio of the estimated MMD² between sets to its sampling standard
+// deviation, here mean over sampled pairs of the unbiased MMD²_u over the pooled standard
+// deviation of one estimate, measured from each sub-sampled set split in halves (the
+// difference of two half-set estimates has four times the variance of a full one). With
+// labels (labelled.go) the bandwidth, second stage and D are chosen by cross-validated
+// accuracy instead. D follows featureCount otherwise; the optional second stage's
+// rbf_sigma is the median MMD between the sample's sets.
 func (c *calibration) mmd(i int) (FamilyResult, familyTruth, error) {
 	f := &c.spec.Families[i]
 	S := len(c.smp.sub)
@@ -33,31 +33,55 @@ func (c *calibration) mmd(i int) (FamilyResult, familyTruth, error) {
 	if err != nil {
 		return FamilyResult{}, familyTruth{}, err
 	}
-	spread := make([]float64, len(hs))
+	subA, subB := c.smp.subHalves()
+	gA, err := mmkGrams(c.ctx, subA, c.smp.dim, hs, c.opts)
+	if err != nil {
+		return FamilyResult{}, familyTruth{}, err
+	}
+	gB, err := mmkGrams(c.ctx, subB, c.smp.dim, hs, c.opts)
+	if err != nil {
+		return FamilyResult{}, familyTruth{}, err
+	}
+	ratio := make([]float64, len(hs))
 	best := len(hs) / 2 // h0 itself when nothing can be compared (one set)
 	for k := range hs {
-		spread[k] = variance(offDiagonal(grams[k], S))
-		if S >= 2 && spread[k] > spread[best] {
+		ratio[k] = mmdRatio(grams[k], gA[k], gB[k], c.smp.sub, subA, subB, c.smp.dim)
+		if S >= 2 && ratio[k] > ratio[best] {
 			best = k
 		}
 	}
 	f.Bandwidth = hs[best]
-	c.note(i, "bandwidth", strconv.FormatFloat(f.Bandwidth, 'g', -1, 64), fmt.Sprintf(
-		"median heuristic h0 = %.4g (%s, normalised units); refined on h0·2^(k/2), k = −4…4, to the h maximising the variance of the exact mean-map kernel between %d sampled sets (%.3g at h0, %.3g at the chosen h = h0·2^(%d/2))",
-		h0, why, S, spread[len(hs)/2], spread[best], refineSteps[best]))
-	K := grams[best]
-	off := offDiagonal(K, S)
-	fr := FamilyResult{Gram: K, Grid: hs, Spread: spread, Marks: []Mark{{"median heuristic", h0}, {"bandwidth", f.Bandwidth}}}
-	ft := familyTruth{kernel: "exact mean-map kernel (1/nm)ΣΣ exp(−‖u−v‖²/2h²) on the sub-sampled normalised points", pairs: off, onSub: true}
-	pilot := *f
-	pilot.Features, pilot.RBFSigma, pilot.RBFFeatures = PilotFeatures, 0, 0
-	mse, pr2, err := c.pilot(pilot, true, off)
-	if err != nil {
-		return FamilyResult{}, familyTruth{}, err
+	fr := FamilyResult{Grid: hs, Spread: ratio, Marks: []Mark{{"median heuristic", h0}, {"bandwidth", f.Bandwidth}}}
+	for k, h := range hs {
+		c.res.Trials = append(c.res.Trials, Trial{Family: f.Name, Setting: fmt.Sprintf("bandwidth %g", h), Score: ratio[k], What: "mean MMD²_u / its sampling sd", Chosen: k == best && c.lab == nil})
 	}
-	var rule string
-	f.Features, rule = featureCount(mse, pr2, c.opts)
-	c.note(i, "features", strconv.Itoa(f.Features), rule)
+	ft := familyTruth{kernel: "mean-map kernel E k(x, y) between the true distributions, estimated by the exact mean-map kernel of the sub-sampled points with its noise measured by halves", mmd: true}
+	if c.lab != nil {
+		if err := c.mmdLabelled(i, hs); err != nil {
+			return FamilyResult{}, familyTruth{}, err
+		}
+		best = slices.Index(hs, f.Bandwidth)
+		fr.Marks[1].Value = f.Bandwidth
+	} else {
+		c.note(i, "bandwidth", strconv.FormatFloat(f.Bandwidth, 'g', -1, 64), fmt.Sprintf(
+			"median heuristic h0 = %.4g (%s, normalised units); refined on h0·2^(k/2), k = −4…4, to the h maximising the mean over %d sampled sets' pairs of MMD²_u over its sampling sd (from halves): %.3g at h0, %.3g at the chosen h = h0·2^(%d/2)",
+			h0, why, S, ratio[len(hs)/2], ratio[best], refineSteps[best]))
+	}
+	K, KA, KB := grams[best], gA[best], gB[best]
+	off := offDiagonal(K, S)
+	fr.Gram = K
+	ft.pairs, ft.halfA, ft.halfB = off, offDiagonal(KA, S), offDiagonal(KB, S)
+	if c.lab == nil {
+		pilot := *f
+		pilot.Features, pilot.RBFSigma, pilot.RBFFeatures = PilotFeatures, 0, 0
+		mse, pr2, err := c.pilot(pilot, true, off)
+		if err != nil {
+			return FamilyResult{}, familyTruth{}, err
+		}
+		var rule string
+		f.Features, rule = featureCount(mse, pr2, c.opts)
+		c.note(i, "features", strconv.Itoa(f.Features), rule)
+	}
 	if f.RBFSigma == 0 && f.RBFFeatures == 0 {
 		return fr, ft, nil
 	}
@@ -68,22 +92,58 @@ func (c *calibration) mmd(i int) (FamilyResult, familyTruth, error) {
 			mmd2 = append(mmd2, math.Max(0, K[a*S+a]+K[b*S+b]-2*K[a*S+b]))
 		}
 	}
-	sigma, srule := medianSigma(mmd2, f.RBFSigma, "MMD")
-	f.RBFSigma = sigma
-	c.note(i, "rbf_sigma", strconv.FormatFloat(sigma, 'g', -1, 64), srule)
-	fr.Between = sqrtAll(mmd2)
-	fr.Marks = append(fr.Marks, Mark{"rbf_sigma", sigma})
-	fr.Gram = outerGram(K, S, sigma)
-	ft.pairs = offDiagonal(fr.Gram, S)
-	ft.kernel = "exp(−MMD²_b/2σ²), MMD²_b from the exact mean-map kernel on the sub-sampled points"
-	pilot = *f
-	pilot.RBFFeatures = PilotFeatures
-	if mse, pr2, err = c.pilot(pilot, true, ft.pairs); err != nil {
-		return FamilyResult{}, familyTruth{}, err
+	if c.lab == nil {
+		sigma, srule := medianSigma(mmd2, f.RBFSigma, "MMD")
+		f.RBFSigma = sigma
+		c.note(i, "rbf_sigma", strconv.FormatFloat(sigma, 'g', -1, 64), srule)
 	}
-	f.RBFFeatures, rule = featureCount(mse, pr2, c.opts)
-	c.note(i, "rbf_features", strconv.Itoa(f.RBFFeatures), rule)
+	fr.Between = sqrtAll(mmd2)
+	fr.Marks = append(fr.Marks, Mark{"rbf_sigma", f.RBFSigma})
+	fr.Gram = outerGram(K, S, f.RBFSigma)
+	ft.pairs = offDiagonal(fr.Gram, S)
+	ft.halfA, ft.halfB = offDiagonal(outerGram(KA, S, f.RBFSigma), S), offDiagonal(outerGram(KB, S, f.RBFSigma), S)
+	ft.kernel = "exp(−MMD²/2σ²) between the true distributions, estimated from the exact mean-map kernel of the sub-sampled points with its noise measured by halves"
+	if c.lab == nil {
+		pilot := *f
+		pilot.RBFFeatures = PilotFeatures
+		mse, pr2, err := c.pilot(pilot, true, ft.pairs)
+		if err != nil {
+			return FamilyResult{}, familyTruth{}, err
+		}
+		var rule string
+		f.RBFFeatures, rule = featureCount(mse, pr2, c.opts)
+		c.note(i, "rbf_features", strconv.Itoa(f.RBFFeatures), rule)
+	}
 	return fr, ft, nil
+}
+
+// mmdRatio is the bandwidth criterion: mean over pairs i < j of the unbiased MMD²_u from
+// the sub-samples (K_ii without its diagonal: (m·K_ii − 1)/(m − 1)) over the pooled sd of
+// one estimate, √(mean (MMD²_A − MMD²_B)²/4) from the halves.
+func mmdRatio(K, KA, KB []float64, sub, subA, subB [][]float64, d int) float64 {
+	S := len(sub)
+	unb := func(G []float64, sets [][]float64, i int) float64 {
+		m := float64(len(sets[i]) / d)
+		if m < 2 {
+			return G[i*S+i]
+		}
+		return (m*G[i*S+i] - 1) / (m - 1)
+	}
+	var sum, dev float64
+	n := 0
+	for i := 0; i < S; i++ {
+		for j := i + 1; j < S; j++ {
+			sum += unb(K, sub, i) + unb(K, sub, j) - 2*K[i*S+j]
+			a := unb(KA, subA, i) + unb(KA, subA, j) - 2*KA[i*S+j]
+			b := unb(KB, subB, i) + unb(KB, subB, j) - 2*KB[i*S+j]
+			dev += (a - b) * (a - b)
+			n++
+		}
+	}
+	if n == 0 || !(dev > 0) {
+		return 0
+	}
+	return (sum / float64(n)) / math.Sqrt(dev/float64(n)/4)
 }
 
 // medianSigma is an outer RBF width: the median of the set-to-set distances (square roots

@@ -172,26 +172,33 @@ func heatPlot(title string, z []float64) (*plot.Plot, error) {
 // set-to-set kernel values (mmd) or the leave-one-out log-likelihood of the KDE (hdd).
 func spreadPlot(f FamilyResult) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = f.Name + ": variance of set-to-set kernel values"
-	p.Y.Label.Text = "variance"
+	p.Title.Text = f.Name + ": mean MMD²_u over its sampling sd"
+	p.Y.Label.Text = "ratio"
 	if f.Kind == "hdd" {
-		p.Title.Text = f.Name + ": leave-one-out log-likelihood of the KDE"
-		p.Y.Label.Text = "LCV (sum over sets)"
+		p.Title.Text = f.Name + ": estimated R² against the true kernel"
+		p.Y.Label.Text = "R² (coefficient kernel)"
 	}
 	p.X.Label.Text = "bandwidth (log scale)"
+	var xy plotter.XYs
+	var ys []float64
+	for k := range f.Grid {
+		if y := f.Spread[k]; !math.IsNaN(y) && !math.IsInf(y, 0) {
+			xy = append(xy, plotter.XY{X: f.Grid[k], Y: y})
+			ys = append(ys, y)
+		}
+	}
+	if len(xy) == 0 { // nothing could be measured (e.g. one set): an empty plot
+		return p, nil
+	}
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.DefaultTicks{} // log ticks label only powers of ten, often none here
-	xy := make(plotter.XYs, len(f.Grid))
-	for k := range f.Grid {
-		xy[k] = plotter.XY{X: f.Grid[k], Y: f.Spread[k]}
-	}
 	l, s, err := plotter.NewLinePoints(xy)
 	if err != nil {
 		return nil, err
 	}
 	p.Add(l, s)
 	for k, m := range f.Marks[:2] {
-		v, err := plotter.NewLine(plotter.XYs{{X: m.Value, Y: minOf(f.Spread)}, {X: m.Value, Y: maxOf(f.Spread)}})
+		v, err := plotter.NewLine(plotter.XYs{{X: m.Value, Y: minOf(ys)}, {X: m.Value, Y: maxOf(ys)}})
 		if err != nil {
 			return nil, err
 		}
@@ -259,10 +266,15 @@ pre{background:#f6f6f6;padding:1em;overflow:auto}
 <h1>distfeat calibrate</h1>
 <p>{{.Sets}} sets read, {{.Sampled}} sampled ({{.Points}} points); dim {{.Spec.Dim}}; spec_id <code>{{.SpecID}}</code>.</p>
 <h2>Self-check</h2>
-<p>Approximate Gram matrix (inner products of the proposed features) against the exact kernel on the same sample, over every pair of sampled sets.</p>
+<p>Approximate Gram matrix (inner products of the proposed features) against the kernel between the true distributions, estimated from the sample (a finer reference, its noise measured by splitting each set in halves), over every pair of sampled sets.</p>
 <table><tr><th>family</th><th>R²</th><th>max |error|</th><th>pairs</th><th>exact kernel</th></tr>
 {{range .Checks}}<tr><td>{{.Family}}</td>{{if .Exact}}<td colspan="3">exact (no random stage)</td>{{else}}<td class="num">{{printf "%.4f" .R2}}</td><td class="num">{{printf "%.3f" .MaxErr}}</td><td class="num">{{.Pairs}}</td>{{end}}<td>{{.Kernel}}</td></tr>
 {{end}}</table>
+{{if .Trials}}<h2>Alternatives tried</h2>
+{{if .Labelled}}<p>{{.Labelled}} labelled sets ({{.Labels}}); accuracies are cross-validated ridge on the features.</p>{{end}}
+<table><tr><th>family</th><th>setting</th><th>score</th><th>what</th><th>chosen</th></tr>
+{{range .Trials}}<tr><td>{{.Family}}</td><td>{{.Setting}}</td><td class="num">{{printf "%.4f" .Score}}</td><td>{{.What}}</td><td>{{if .Chosen}}✔{{end}}</td></tr>
+{{end}}</table>{{end}}
 <h2>Proposal</h2>
 <table><tr><th>field</th><th>value</th><th>rule</th></tr>
 {{range .Notes}}<tr><td><code>{{.Field}}</code></td><td class="num">{{.Value}}</td><td class="rule">{{.Rule}}</td></tr>

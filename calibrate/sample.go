@@ -17,6 +17,7 @@ type sample struct {
 	full [][]float64 // normalised (after normalise)
 	sub  [][]float64 // normalised sub-sample of each set (after normalise)
 	pick [][]int     // indices of the sub-sampled points in raw
+	half [][]bool    // per set, which points are in half A (splitHalves)
 }
 
 // newSample chooses the sets and the sub-sampled points with the frozen RNG (streams
@@ -117,4 +118,22 @@ func (s *sample) sizes() []float64 {
 		out[k] = float64(len(r) / s.dim)
 	}
 	return out
+}
+
+// subHalves splits every set's sub-sample into halves by alternating points (the
+// sub-sample is a random choice, so both halves are random halves of it).
+func (s *sample) subHalves() (a, b [][]float64) {
+	d := s.dim
+	for _, u := range s.sub {
+		var x, y []float64
+		for i := 0; i+d <= len(u); i += d {
+			if (i/d)%2 == 0 {
+				x = append(x, u[i:i+d]...)
+			} else {
+				y = append(y, u[i:i+d]...)
+			}
+		}
+		a, b = append(a, x), append(b, y)
+	}
+	return a, b
 }

@@ -8,20 +8,22 @@ import (
 	"sync/atomic"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // selfCheck embeds the sample with the proposed spec and compares, per family, the
-// approximate Gram matrix (inner products of the features) with the exact kernel of the
-// same sample over every pair i < j of sampled sets.
+// approximate Gram matrix (inner products of the features) over every pair i < j of sampled
+// sets with the kernel between the true distributions as estimated by truth.go (hdd, mmd,
+// l2 without a stage), or else with the exact kernel of the sample.
 func (c *calibration) selfCheck() error {
-	spec := *c.spec
-	spec.Families = slices.Clone(c.spec.Families)
-	for k := range spec.Families {
-		if spec.Families[k].Kind == "hdd" {
-			spec.Families[k].Coefficients = true // adds a column, changes no draw
+	withCoef := *c.spec
+	withCoef.Families = slices.Clone(c.spec.Families)
+	for k := range withCoef.Families {
+		if withCoef.Families[k].Kind == "hdd" {
+			withCoef.Families[k].Coefficients = true // adds a column, changes no draw
 		}
 	}
-	emb, err := embedding.New(&spec)
+	emb, err := embedding.New(&withCoef)
 	if err != nil {
 		return fmt.Errorf("calibrate: proposed spec: %w", err)
 	}
@@ -29,19 +31,55 @@ func (c *calibration) selfCheck() error {
 	if err != nil {
 		return err
 	}
-	var sub [][][]float32
-	if slices.ContainsFunc(c.truths, func(t familyTruth) bool { return t.onSub }) {
-		if sub, err = c.embedAll(emb, true); err != nil {
-			return err
-		}
-	}
 	for _, t := range c.truths {
-		ck := Check{Family: t.name, Kernel: t.kernel, Exact: t.exact}
-		if !t.exact {
-			vecs := full
-			if t.onSub {
-				vecs = sub
+		ck := Check{Family: t.name, Kernel: t.kernel, Exact: t.exact, R2Smoothed: math.NaN(), Ceiling: math.NaN()}
+		if t.hddRef != nil {
+			f := withCoef.Families[slices.IndexFunc(withCoef.Families, func(f spec.Family) bool { return f.Name == t.name })]
+			ev, err := c.evalHDD(f, *t.hddRef, true)
+			if err != nil {
+				return err
 			}
+			ck.Approx, ck.Truth, ck.Pairs = ev.X, ev.Ref, len(ev.X)
+			ck.R2, ck.R2Smoothed, ck.Ceiling = ev.R2, ev.R2Smoothed, ev.R2Coef
+			for k := range ck.Approx {
+				ck.MaxErr = math.Max(ck.MaxErr, math.Abs(ck.Approx[k]-ck.Truth[k]))
+			}
+		} else if t.estimate != nil {
+			col := columnIndex(emb, t.name)
+			var sets [][]float32
+			for _, v := range full {
+				sets = append(sets, v[col])
+			}
+			ck.Approx = innerPairs(sets)
+			ck.Pairs = len(ck.Approx)
+			ck.R2 = t.estimate(ck.Approx)
+		} else if t.mmd {
+			// The user's features are of the full sets; the reference is the exact kernel
+			// of m sub-sampled points, whose noise (variance v(m) = ¼·var(half A − half B))
+			// shares v(n) = v(m)·m/n with the full sets' estimate.
+			col := columnIndex(emb, t.name)
+			var sets [][]float32
+			for _, v := range full {
+				sets = append(sets, v[col])
+			}
+			ck.Approx, ck.Truth, ck.Pairs = innerPairs(sets), t.pairs, len(t.pairs)
+			d := make([]float64, len(t.halfA))
+			for k := range d {
+				d[k] = t.halfA[k] - t.halfB[k]
+			}
+			ratio := make([]float64, len(c.smp.raw))
+			for k := range ratio {
+				ratio[k] = float64(len(c.smp.sub[k])) / float64(len(c.smp.raw[k]))
+			}
+			ck.R2 = truthR2(ck.Approx, ck.Truth, d, d, 0.25*median(ratio), 0.25)
+			ck.R2Smoothed = rSquared(ck.Approx, ck.Truth)
+			for k := range ck.Approx {
+				ck.MaxErr = math.Max(ck.MaxErr, math.Abs(ck.Approx[k]-ck.Truth[k]))
+			}
+		} else if !t.exact {
+			// A second stage on l2 coefficients: against its exact kernel on the sample
+			// (the random-feature error only).
+			vecs := full
 			col := columnIndex(emb, t.name)
 			for a := range vecs {
 				for b := a + 1; b < len(vecs); b++ {
@@ -63,6 +101,16 @@ func (c *calibration) selfCheck() error {
 // embedAll embeds every sampled set (or its sub-sample) in parallel; the output order is
 // the sample's order and each set's vectors do not depend on scheduling.
 func (c *calibration) embedAll(emb *embedding.Embedder, sub bool) ([][][]float32, error) {
+	return c.embedWith(emb, func(k int) []float64 {
+		if sub {
+			return c.smp.subRaw(k)
+		}
+		return c.smp.raw[k]
+	})
+}
+
+// embedWith embeds the raw points src(k) of every sampled set k in parallel.
+func (c *calibration) embedWith(emb *embedding.Embedder, src func(k int) []float64) ([][][]float32, error) {
 	S := len(c.smp.raw)
 	out := make([][][]float32, S)
 	errs := make([]error, S)
@@ -78,10 +126,7 @@ func (c *calibration) embedAll(emb *embedding.Embedder, sub bool) ([][][]float32
 				if k >= S || c.ctx.Err() != nil {
 					return
 				}
-				x := c.smp.raw[k]
-				if sub {
-					x = c.smp.subRaw(k)
-				}
+				x := src(k)
 				u := make([]float64, len(x))
 				if _, err := emb.Normalize(u, x); err != nil {
 					errs[k] = fmt.Errorf("calibrate: set %q: %w", c.smp.ids[k], err)

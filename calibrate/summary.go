@@ -3,6 +3,7 @@ package calibrate
 import (
 	"fmt"
 	"io"
+	"math"
 )
 
 // WriteSummary prints the proposal: every value with its rule, then the self-check.
@@ -12,7 +13,20 @@ func (r *Result) WriteSummary(w io.Writer) error {
 	for _, n := range r.Notes {
 		ew.printf("%s = %s\n    %s\n", n.Field, n.Value, n.Rule)
 	}
-	ew.printf("\nself-check: approximate Gram matrix (feature inner products) vs the exact kernel on the sample\n")
+	if r.Labelled > 0 {
+		ew.printf("\nlabelled: %d sets (%s); accuracies are %d-fold cross-validated ridge on the features\n", r.Labelled, r.Labels, cvFolds)
+	}
+	if len(r.Trials) > 0 {
+		ew.printf("\nalternatives tried (* chosen):\n")
+		for _, t := range r.Trials {
+			mark := " "
+			if t.Chosen {
+				mark = "*"
+			}
+			ew.printf("  %s %-14s %-60s %s %.4f\n", mark, t.Family, t.Setting, t.What, t.Score)
+		}
+	}
+	ew.printf("\nself-check: approximate Gram matrix (feature inner products) vs the kernel between the true distributions, estimated from the sample\n")
 	for _, c := range r.Checks {
 		if c.Exact {
 			ew.printf("  %-16s exact: %s\n", c.Family, c.Kernel)
@@ -22,9 +36,12 @@ func (r *Result) WriteSummary(w io.Writer) error {
 			ew.printf("  %-16s R² not meaningful over %d set pairs (max |error| %.3f); exact kernel: %s\n", c.Family, c.Pairs, c.MaxErr, c.Kernel)
 			continue
 		}
-		ew.printf("  %-16s R² %.4f  max |error| %.3f  over %d set pairs; exact kernel: %s\n", c.Family, c.R2, c.MaxErr, c.Pairs, c.Kernel)
+		ew.printf("  %-16s R² %.4f  max |error| %.3f  over %d set pairs; true kernel: %s\n", c.Family, c.R2, c.MaxErr, c.Pairs, c.Kernel)
+		if !math.IsNaN(c.Ceiling) {
+			ew.printf("  %-16s (R² %.4f against the exact kernel of the spec's own smoothed estimate: the random-feature error alone; %.4f the estimated ceiling any D approaches)\n", "", c.R2Smoothed, c.Ceiling)
+		}
 		if c.R2 < 0.95 {
-			ew.printf("  %-16s warning: R² below 0.95 — more features (a smaller --error or a larger --r2) or more sampled sets\n", "")
+			ew.printf("  %-16s warning: R² below 0.95 — when near the ceiling the data limit it (more points per set); else more features (--r2)\n", "")
 		}
 	}
 	return ew.err

@@ -23,6 +23,7 @@ import (
 // calibrateFlags are the calibrate command's settings.
 type calibrateFlags struct {
 	in, topic, families, specPath, out, report string
+	label                                      string
 	brokers                                    string
 	maxSets, dim                               int
 	topicTimeout                               time.Duration
@@ -30,7 +31,7 @@ type calibrateFlags struct {
 }
 
 func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("calibrate", "", "Reads a sample of sets (JSON lines as embed takes them, or the first sets of a points topic),\nproposes dim, bounds, bandwidths, hdd grid/basis, sigmas and feature counts with the rule\nfor each, checks the proposal against exact kernels on the sample (R² per family), and\nwrites the spec (and optionally an HTML report). Same input and flags, same spec bytes.", stderr)
+	fs := newFlagSet("calibrate", "", "Reads a sample of sets (JSON lines as embed takes them, or the first sets of a points topic),\nproposes dim, bounds, bandwidths, hdd grid/basis/lambdas, the l2 basis, sigmas and feature\ncounts with the rule for each (by cross-validated accuracy when the sets carry --label),\nchecks the proposal against the kernel between the true distributions as estimated from the\nsample (R² per family), and writes the spec (and optionally an HTML report). Same input and\nflags, same spec bytes.", stderr)
 	var f calibrateFlags
 	fs.StringVar(&f.in, "in", "", "input JSON lines, one set per line as embed takes them (`file`, - for stdin)")
 	fs.StringVar(&f.topic, "from-topic", "", "read the first --max-sets sets of this points `topic` instead of --in")
@@ -42,10 +43,11 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.StringVar(&f.specPath, "spec", "", "base spec whose families are tuned; its other fields are kept (`file`)")
 	fs.StringVar(&f.out, "out", "", "write the proposed spec to this `file` (required; - for stdout)")
 	fs.StringVar(&f.report, "report", "", "also write a self-contained HTML report to this `file`")
+	fs.StringVar(&f.label, "label", "", "--in: each line's class is in this JSON `field` (removed before decoding); labelled sets make calibrate choose bandwidths and feature counts by cross-validated accuracy")
 	fs.IntVar(&f.opts.MaxSets, "sample-sets", calibrate.DefaultMaxSets, "`sets` in the Gram matrices (sub-sampled with the spec's seed)")
 	fs.IntVar(&f.opts.MaxPoints, "sample-points", calibrate.DefaultMaxPoints, "`points` per set in the exact mean-map kernels")
 	fs.Float64Var(&f.opts.Error, "error", calibrate.DefaultError, "target RMS error of one approximate kernel value (`ε`, e.g. 0.03)")
-	fs.Float64Var(&f.opts.TargetR2, "r2", calibrate.DefaultTargetR2, "R² of the approximate Gram matrix the feature counts aim for (`0..1`)")
+	fs.Float64Var(&f.opts.TargetR2, "r2", calibrate.DefaultTargetR2, "R² against the true kernel the choices aim for (`0..1`; below it when the data cannot support it, as the summary says)")
 	var mf marginalFlags
 	fs.StringVar(&mf.label, "point-label", "", "marginal transfer: the input lines' per-point label array `field`; adds a marginal_transfer family whose sigma_p, sigma_x and features are chosen by cross-validation over sets (needs --in)")
 	fs.StringVar(&mf.name, "point-family", "mt", "with --point-label: the `name` of the marginal_transfer family")
@@ -92,7 +94,7 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	case mf.label != "":
 		sets, labelled, f.dim, err = readLabelledLines(f.in, f.dim, f.maxSets, mf.label)
 	case f.in != "":
-		sets, f.dim, err = readCalibrationLines(f.in, f.dim, f.maxSets)
+		sets, f.dim, err = readCalibrationLines(f.in, f.dim, f.maxSets, f.label)
 	default:
 		cc.brokers = strings.Split(f.brokers, ",")
 		tctx, cancel := context.WithTimeout(ctx, f.topicTimeout)
@@ -183,7 +185,7 @@ func writeCalibration(res *calibrate.Result, f calibrateFlags, specOut, reportOu
 
 // readCalibrationLines reads up to maxSets JSON lines (one set per line, embed's format).
 // dim 0 takes the dimension of the first point.
-func readCalibrationLines(path string, dim, maxSets int) ([]calibrate.Set, int, error) {
+func readCalibrationLines(path string, dim, maxSets int, label string) ([]calibrate.Set, int, error) {
 	r, closeIn, err := openInput(path)
 	if err != nil {
 		return nil, 0, err
@@ -196,16 +198,22 @@ func readCalibrationLines(path string, dim, maxSets int) ([]calibrate.Set, int, 
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
 		}
-		if dim == 0 {
-			if dim, err = firstPointDim(sc.Bytes()); err != nil {
+		value, class := sc.Bytes(), ""
+		if label != "" {
+			if value, class, err = splitLabel(value, label); err != nil {
 				return nil, 0, fmt.Errorf("line %d: %w", line, err)
 			}
 		}
-		bs, err := schema.DecodeRecord(nil, sc.Bytes(), schema.ContentTypeJSON, 0, schema.DecodeOptions{Dim: dim, MaxPoints: maxLineBytes})
+		if dim == 0 {
+			if dim, err = firstPointDim(value); err != nil {
+				return nil, 0, fmt.Errorf("line %d: %w", line, err)
+			}
+		}
+		bs, err := schema.DecodeRecord(nil, value, schema.ContentTypeJSON, 0, schema.DecodeOptions{Dim: dim, MaxPoints: maxLineBytes})
 		if err != nil {
 			return nil, 0, fmt.Errorf("line %d: %w", line, err)
 		}
-		sets = append(sets, calibrate.Set{ID: bs[0].Set, Points: bs[0].Points})
+		sets = append(sets, calibrate.Set{ID: bs[0].Set, Points: bs[0].Points, Label: class})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, 0, err
@@ -214,6 +222,27 @@ func readCalibrationLines(path string, dim, maxSets int) ([]calibrate.Set, int, 
 		return nil, 0, errors.New("no sets in the input")
 	}
 	return sets, dim, nil
+}
+
+// splitLabel removes the field named label from a JSON record and returns the rest and the
+// field's value as text (a string as is, anything else as its JSON; absent: "").
+func splitLabel(value []byte, label string) ([]byte, string, error) {
+	var rec map[string]json.RawMessage
+	if err := json.Unmarshal(value, &rec); err != nil {
+		return nil, "", err
+	}
+	raw, ok := rec[label]
+	if !ok {
+		return value, "", nil
+	}
+	delete(rec, label)
+	class := string(raw)
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		class = s
+	}
+	rest, err := json.Marshal(rec)
+	return rest, class, err
 }
 
 // firstPointDim is the length of the first point of a JSON input record.
