@@ -478,7 +478,8 @@ var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
 // It scans the integer part, the fraction and the exponent (numberScan), then converts.
 //
 // Fast path (Clinger): a mantissa of at most 2^53 scaled by 10^±22 is exact in one float
-// operation. Everything else goes to strconv.ParseFloat (Eisel–Lemire), which is exact.
+// operation. Then Eisel–Lemire on the scanned digits (eiselLemire) when no digit was
+// dropped; what it cannot decide goes to strconv.ParseFloat, which is exact.
 func (d *jsonDecoder) number() (f float64, ok bool) {
 	b, start := d.b, d.i
 	i := start
@@ -499,6 +500,11 @@ func (d *jsonDecoder) number() (f float64, ok bool) {
 	d.i = i
 	if f, ok := s.exact(neg); ok {
 		return f, true
+	}
+	if !s.trunc {
+		if f, ok := eiselLemire(s.mant, s.exp10, neg); ok {
+			return f, true
+		}
 	}
 	// The bytes were validated above; the only possible error is ErrRange, with f = ±Inf
 	// on overflow (underflow rounds to ±0 without error).
@@ -546,23 +552,34 @@ func (s *numberScan) fraction(b []byte, i int) (int, bool) {
 		return i, true
 	}
 	i++
-	if i >= len(b) || b[i] < '0' || b[i] > '9' {
-		return i, false
-	}
-	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-		dg := uint64(b[i] - '0')
-		switch {
-		case s.mant == 0 && dg == 0:
-			s.exp10--
-		case s.nd < 19:
-			s.mant = s.mant*10 + dg
-			s.nd++
-			s.exp10--
-		default:
-			s.trunc = s.trunc || dg != 0
+	start := i
+	if s.mant == 0 {
+		for i < len(b) && b[i] == '0' {
+			i++
 		}
+		s.exp10 -= i - start
 	}
-	return i, true
+	// Up to 19 significant digits go into mant, each lowering the exponent; later ones
+	// only set trunc when non-zero.
+	mant, j := s.mant, i
+	for room := 19 - s.nd; j < len(b) && j-i < room; j++ {
+		c := b[j] - '0'
+		if c > 9 {
+			break
+		}
+		mant = mant*10 + uint64(c)
+	}
+	s.mant = mant
+	s.nd += j - i
+	s.exp10 -= j - i
+	for ; j < len(b); j++ {
+		c := b[j] - '0'
+		if c > 9 {
+			break
+		}
+		s.trunc = s.trunc || c != 0
+	}
+	return j, j > start
 }
 
 // exponent reads an optional exponent ('e' or 'E', a sign, at least one digit) at b[i:];
