@@ -2,6 +2,7 @@ package schema
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"strconv"
@@ -562,7 +563,16 @@ func (s *numberScan) fraction(b []byte, i int) (int, bool) {
 	// Up to 19 significant digits go into mant, each lowering the exponent; later ones
 	// only set trunc when non-zero.
 	mant, j := s.mant, i
-	for room := 19 - s.nd; j < len(b) && j-i < room; j++ {
+	room := 19 - s.nd
+	for room-(j-i) >= 8 && len(b)-j >= 8 {
+		v, ok := eightDigits(b[j : j+8])
+		if !ok {
+			break
+		}
+		mant = mant*100_000_000 + v
+		j += 8
+	}
+	for ; j < len(b) && j-i < room; j++ {
 		c := b[j] - '0'
 		if c > 9 {
 			break
@@ -580,6 +590,22 @@ func (s *numberScan) fraction(b []byte, i int) (int, bool) {
 		s.trunc = s.trunc || c != 0
 	}
 	return j, j > start
+}
+
+// eightDigits returns the value of b[:8] when all eight bytes are ASCII digits (SWAR: the
+// digit test and the conversion on one 64-bit word, as in fast_float's
+// parse_eight_digits_unrolled).
+func eightDigits(b []byte) (uint64, bool) {
+	v := binary.LittleEndian.Uint64(b)
+	// Each byte is a digit iff its high nibble is 3 and adding 6 does not carry out of the
+	// low nibble.
+	if v&0xF0F0F0F0F0F0F0F0 != 0x3030303030303030 || (v+0x0606060606060606)&0xF0F0F0F0F0F0F0F0 != 0x3030303030303030 {
+		return 0, false
+	}
+	v -= 0x3030303030303030
+	v = v*10 + v>>8 // byte pairs: b[0]·10+b[1] in bytes 1, 3, 5, 7
+	v = ((v&0x000000FF000000FF)*(100+(1_000_000<<32)) + (v>>16&0x000000FF000000FF)*(1+(10_000<<32))) >> 32
+	return v, true
 }
 
 // exponent reads an optional exponent ('e' or 'E', a sign, at least one digit) at b[i:];

@@ -154,3 +154,32 @@ func FuzzJSONNumber(f *testing.F) {
 		}
 	})
 }
+
+// TestEightDigits compares the SWAR conversion with the digit-by-digit one on every byte
+// string that differs from a random 8-digit string in one byte (digits and all neighbours
+// of the digit range, which the test must reject).
+func TestEightDigits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for n := 0; n < 20000; n++ {
+		b := []byte(strconv.FormatUint(rng.Uint64()%100_000_000+100_000_000, 10)[1:])
+		for pos := 0; pos < 8; pos++ {
+			for _, c := range []byte{'0', '5', '9', '/', ':', '.', 'e', 0, 0x30 + 16, 0x39 + 7, 0xB0, 0xFF} {
+				x := append([]byte(nil), b...)
+				x[pos] = c
+				var want uint64
+				wantOK := true
+				for _, d := range x {
+					if d < '0' || d > '9' {
+						wantOK = false
+						break
+					}
+					want = want*10 + uint64(d-'0')
+				}
+				got, ok := eightDigits(x)
+				if ok != wantOK || (ok && got != want) {
+					t.Fatalf("eightDigits(%q) = %d, %v; want %d, %v", x, got, ok, want, wantOK)
+				}
+			}
+		}
+	}
+}
