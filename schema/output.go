@@ -195,11 +195,26 @@ func (b *rowBuffer) add(r FeatureRecord, specID string, copyVecs bool) {
 	b.ns = append(b.ns, r.N)
 	for i, v := range r.Vectors {
 		if copyVecs || b.vecs[i] != nil {
-			b.vecs[i] = append(b.vecs[i], v...)
+			b.vecs[i] = appendRow(b.vecs[i], v)
 		} else {
 			b.vecs[i] = v
 		}
 	}
+}
+
+// appendRow appends one row's vector to a column. The column grows by doubling in whole
+// rows, from 16 rows up to streamBatchRows: append's own growth of a large slice (1.25×)
+// would copy a wide column several times over (and fault in as many fresh pages) before a
+// batch is full.
+func appendRow(col, v []float32) []float32 {
+	if n := len(col) + len(v); n > cap(col) && len(v) > 0 {
+		rows := max(2*cap(col)/len(v), 16)
+		rows = min(rows, streamBatchRows)
+		grown := make([]float32, len(col), max(rows*len(v), n))
+		copy(grown, col)
+		col = grown
+	}
+	return append(col, v...)
 }
 
 func (b *rowBuffer) reset() {
