@@ -82,12 +82,21 @@ func newRFF(rng *RNG, in, features int, sigma float64) *rff {
 	half := features / 2
 	m := &rff{in: in, out: features, omega: make([]float64, half*in),
 		scale: math.Sqrt(2 / float64(features)), path: numeric.BestPath()}
-	rng.NormalFill(m.omega) // the draws of rng.Normal in order, faster
-	for i := range m.omega {
-		m.omega[i] /= sigma
+	// The draws of rng.Normal in order (NormalFill, chunk after chunk, continues the same
+	// sequence), each chunk scaled while it is still in cache.
+	for c := m.omega; len(c) > 0; {
+		chunk := c[:min(len(c), normalChunk)]
+		rng.NormalFill(chunk)
+		for i := range chunk {
+			chunk[i] /= sigma
+		}
+		c = c[len(chunk):]
 	}
 	return m
 }
+
+// normalChunk is the number of draws newRFF makes and scales at a time (64 KiB).
+const normalChunk = 8192
 
 // rffBlock is the number of rows per numeric.RFFDot call in apply: their θ live on the stack. A
 // multiple of both kernels' row groups (8 and 6), so that only the last call has rows
