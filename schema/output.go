@@ -202,15 +202,14 @@ func (b *rowBuffer) add(r FeatureRecord, specID string, copyVecs bool) {
 	}
 }
 
-// appendRow appends one row's vector to a column. The column grows by doubling in whole
-// rows, from 16 rows up to streamBatchRows: append's own growth of a large slice (1.25×)
-// would copy a wide column several times over (and fault in as many fresh pages) before a
-// batch is full.
+// appendRow appends one row's vector to a column. A column that must grow is given room for
+// a whole batch (streamBatchRows rows) at once: append's own growth of a large slice (1.25×)
+// would copy a wide column several times over, touching several times its size in fresh
+// pages, before a batch is full. Capacity not yet written costs no memory (the pages of a
+// fresh allocation are not touched), and reset keeps it for the next batch.
 func appendRow(col, v []float32) []float32 {
-	if n := len(col) + len(v); n > cap(col) && len(v) > 0 {
-		rows := max(2*cap(col)/len(v), 16)
-		rows = min(rows, streamBatchRows)
-		grown := make([]float32, len(col), max(rows*len(v), n))
+	if n := len(col) + len(v); n > cap(col) {
+		grown := make([]float32, len(col), max(streamBatchRows*len(v), n))
 		copy(grown, col)
 		col = grown
 	}
