@@ -82,6 +82,7 @@ func newRFF(rng *RNG, in, features int, sigma float64) *rff {
 	half := features / 2
 	m := &rff{in: in, out: features, omega: make([]float64, half*in),
 		scale: math.Sqrt(2 / float64(features)), path: numeric.BestPath()}
+	adviseHuge(m.omega)
 	// The draws of rng.Normal in order (NormalFill, chunk after chunk, continues the same
 	// sequence), each chunk scaled while it is still in cache.
 	for c := m.omega; len(c) > 0; {
