@@ -5,13 +5,14 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/distfeat/distfeat/internal/buildinfo.Version=$(VERSION)
 # The dev tag adds the development commands (broker, demo, bench, soak), which embed the kfake
 # test broker. The production image (deploy/Dockerfile) builds without it; so does
-# `make build TAGS=`.
+# `make build TAGS=`. CGO off, as in the image: a static binary starts without the dynamic
+# loader (≈ 1 ms of every `distfeat embed` run).
 TAGS    ?= dev
 
 .PHONY: build test test-arch vet bench bench-e2e demo fuzz soak clean
 
 build:
-	$(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/distfeat
+	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/distfeat
 
 # Both builds: the production one (no tag) and the dev one.
 vet:

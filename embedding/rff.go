@@ -82,12 +82,37 @@ func newRFF(rng *RNG, in, features int, sigma float64) *rff {
 	half := features / 2
 	m := &rff{in: in, out: features, omega: make([]float64, half*in),
 		scale: math.Sqrt(2 / float64(features)), path: numeric.BestPath()}
-	rng.NormalFill(m.omega) // the draws of rng.Normal in order, faster
-	for i := range m.omega {
-		m.omega[i] /= sigma
+	adviseHuge(m.omega)
+	// The draws of rng.Normal in order (NormalFill, chunk after chunk, continues the same
+	// sequence), each chunk scaled while it is still in cache.
+	for c := m.omega; len(c) > 0; {
+		chunk := c[:min(len(c), normalChunk)]
+		rng.NormalFill(chunk)
+		divideBy(chunk, sigma)
+		c = c[len(chunk):]
 	}
 	return m
 }
+
+// divideBy sets x[i] = x[i]/d. When d is a power of two whose reciprocal is a normal float64
+// (σ = 0.5, the default, or 1, 2, 0.25 …), 1/d is exact and x·(1/d) is the same correctly
+// rounded value as x/d for every x (TestDivideByPowerOfTwo), with a multiplication in place
+// of a division several times slower.
+func divideBy(x []float64, d float64) {
+	inv := 1 / d
+	if frac, _ := math.Frexp(d); frac == 0.5 && math.Abs(inv) >= 0x1p-1022 && !math.IsInf(inv, 0) {
+		for i := range x {
+			x[i] *= inv
+		}
+		return
+	}
+	for i := range x {
+		x[i] /= d
+	}
+}
+
+// normalChunk is the number of draws newRFF makes and scales at a time (64 KiB).
+const normalChunk = 8192
 
 // rffBlock is the number of rows per numeric.RFFDot call in apply: their θ live on the stack. A
 // multiple of both kernels' row groups (8 and 6), so that only the last call has rows

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"io"
 	"math/rand/v2"
 	"testing"
 
@@ -135,4 +136,30 @@ func BenchmarkDecodeFeatures(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkStreamWriterWide writes 80 records with one 7000-float column through a
+// StreamWriter (what `embed --format arrow` does for an hdd family with D = 7000), in
+// ns per record.
+func BenchmarkStreamWriterWide(b *testing.B) {
+	o := NewOutput(testSpec(), []embedding.Column{{Name: "hdd_js", Len: 7000}})
+	recs := make([]FeatureRecord, 80)
+	rng := rand.New(rand.NewPCG(1, 1))
+	for i := range recs {
+		recs[i] = testRecord(rng, o, "galaxy-cluster-000042", uint64(i))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sw := o.NewStreamWriter(io.Discard)
+		for _, r := range recs {
+			if err := sw.Write(r); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := sw.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/record")
 }

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"strconv"
@@ -478,7 +479,8 @@ var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
 // It scans the integer part, the fraction and the exponent (numberScan), then converts.
 //
 // Fast path (Clinger): a mantissa of at most 2^53 scaled by 10^±22 is exact in one float
-// operation. Everything else goes to strconv.ParseFloat (Eisel–Lemire), which is exact.
+// operation. Then Eisel–Lemire on the scanned digits (eiselLemire) when no digit was
+// dropped; what it cannot decide goes to strconv.ParseFloat, which is exact.
 func (d *jsonDecoder) number() (f float64, ok bool) {
 	b, start := d.b, d.i
 	i := start
@@ -499,6 +501,11 @@ func (d *jsonDecoder) number() (f float64, ok bool) {
 	d.i = i
 	if f, ok := s.exact(neg); ok {
 		return f, true
+	}
+	if !s.trunc {
+		if f, ok := eiselLemire(s.mant, s.exp10, neg); ok {
+			return f, true
+		}
 	}
 	// The bytes were validated above; the only possible error is ErrRange, with f = ±Inf
 	// on overflow (underflow rounds to ±0 without error).
@@ -546,23 +553,59 @@ func (s *numberScan) fraction(b []byte, i int) (int, bool) {
 		return i, true
 	}
 	i++
-	if i >= len(b) || b[i] < '0' || b[i] > '9' {
-		return i, false
-	}
-	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-		dg := uint64(b[i] - '0')
-		switch {
-		case s.mant == 0 && dg == 0:
-			s.exp10--
-		case s.nd < 19:
-			s.mant = s.mant*10 + dg
-			s.nd++
-			s.exp10--
-		default:
-			s.trunc = s.trunc || dg != 0
+	start := i
+	if s.mant == 0 {
+		for i < len(b) && b[i] == '0' {
+			i++
 		}
+		s.exp10 -= i - start
 	}
-	return i, true
+	// Up to 19 significant digits go into mant, each lowering the exponent; later ones
+	// only set trunc when non-zero.
+	mant, j := s.mant, i
+	room := 19 - s.nd
+	for room-(j-i) >= 8 && len(b)-j >= 8 {
+		v, ok := eightDigits(b[j : j+8])
+		if !ok {
+			break
+		}
+		mant = mant*100_000_000 + v
+		j += 8
+	}
+	for ; j < len(b) && j-i < room; j++ {
+		c := b[j] - '0'
+		if c > 9 {
+			break
+		}
+		mant = mant*10 + uint64(c)
+	}
+	s.mant = mant
+	s.nd += j - i
+	s.exp10 -= j - i
+	for ; j < len(b); j++ {
+		c := b[j] - '0'
+		if c > 9 {
+			break
+		}
+		s.trunc = s.trunc || c != 0
+	}
+	return j, j > start
+}
+
+// eightDigits returns the value of b[:8] when all eight bytes are ASCII digits (SWAR: the
+// digit test and the conversion on one 64-bit word, as in fast_float's
+// parse_eight_digits_unrolled).
+func eightDigits(b []byte) (uint64, bool) {
+	v := binary.LittleEndian.Uint64(b)
+	// Each byte is a digit iff its high nibble is 3 and adding 6 does not carry out of the
+	// low nibble.
+	if v&0xF0F0F0F0F0F0F0F0 != 0x3030303030303030 || (v+0x0606060606060606)&0xF0F0F0F0F0F0F0F0 != 0x3030303030303030 {
+		return 0, false
+	}
+	v -= 0x3030303030303030
+	v = v*10 + v>>8 // byte pairs: b[0]·10+b[1] in bytes 1, 3, 5, 7
+	v = ((v&0x000000FF000000FF)*(100+(1_000_000<<32)) + (v>>16&0x000000FF000000FF)*(1+(10_000<<32))) >> 32
+	return v, true
 }
 
 // exponent reads an optional exponent ('e' or 'E', a sign, at least one digit) at b[i:];

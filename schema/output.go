@@ -195,11 +195,25 @@ func (b *rowBuffer) add(r FeatureRecord, specID string, copyVecs bool) {
 	b.ns = append(b.ns, r.N)
 	for i, v := range r.Vectors {
 		if copyVecs || b.vecs[i] != nil {
-			b.vecs[i] = append(b.vecs[i], v...)
+			b.vecs[i] = appendRow(b.vecs[i], v)
 		} else {
 			b.vecs[i] = v
 		}
 	}
+}
+
+// appendRow appends one row's vector to a column. A column that must grow is given room for
+// a whole batch (streamBatchRows rows) at once: append's own growth of a large slice (1.25×)
+// would copy a wide column several times over, touching several times its size in fresh
+// pages, before a batch is full. Capacity not yet written costs no memory (the pages of a
+// fresh allocation are not touched), and reset keeps it for the next batch.
+func appendRow(col, v []float32) []float32 {
+	if n := len(col) + len(v); n > cap(col) {
+		grown := make([]float32, len(col), max(streamBatchRows*len(v), n))
+		copy(grown, col)
+		col = grown
+	}
+	return append(col, v...)
 }
 
 func (b *rowBuffer) reset() {
