@@ -80,6 +80,60 @@ func (c *calibration) hdd(i int) (FamilyResult, familyTruth, error) {
 // stays within hddTolerance of that; D reaches the target R² (or, when the coefficients
 // cannot, comes within rffShare of their ceiling).
 func (c *calibration) hddSearch(i int, hL float64, hRule string, capG, capB int, fr FamilyResult) (FamilyResult, familyTruth, error) {
+	s := newHDDTuner(c, i, hL, capG, capB)
+	sigma, sRule := s.referenceSigma()
+	s.f.Sigma = sigma
+	hs, best, err := s.searchBandwidth(hL, &fr)
+	if err != nil {
+		return FamilyResult{}, familyTruth{}, err
+	}
+	top := hs[best]
+	chosen, tried, err := s.cheapestBasis(top)
+	if err != nil {
+		return FamilyResult{}, familyTruth{}, err
+	}
+	*s.f = chosen.fam
+	s.f.Sigma = sigma
+	s.noteChoices(hs, top, tried, hRule)
+	c.note(i, "sigma", strconv.FormatFloat(sigma, 'g', -1, 64), sRule)
+	if err := s.chooseFeatures(chosen.r2); err != nil {
+		return FamilyResult{}, familyTruth{}, err
+	}
+	if c.lab != nil {
+		if err := c.hddLabelled(i, fr.Grid, capG); err != nil {
+			return FamilyResult{}, familyTruth{}, err
+		}
+	}
+	fr.Marks = append(fr.Marks, Mark{"kde_bandwidth", s.f.KDEBandwidth})
+	fr.Between = sqrtAll(s.ref.corr)
+	fr.Gram = pairsToGram(kernels(s.ref.corr, sigma), len(c.smp.raw))
+	fr.Marks = append(fr.Marks, Mark{"sigma", sigma})
+	ft := familyTruth{kernel: fmt.Sprintf("exp(−ρ²/2σ²), ρ² the %s divergence between the true distributions, estimated from a fine reference KDE (h = %.3g) with its noise measured by splitting each set in halves", s.f.Divergence, s.hRef), hddRef: &s.ref, ceiling: chosen.r2}
+	return fr, ft, nil
+}
+
+// hddTuner is the state of one hdd family's search: the family being tuned, the reference
+// divergences it is scored against, and the caps on grid, basis and λs.
+type hddTuner struct {
+	c          *calibration
+	i          int
+	f          *spec.Family
+	dEff       int // the KDE's dimension: 1 for marginal mode
+	capG, capB int
+	maxLam     int
+	hRef       float64
+	ref        hddReference
+}
+
+// hddCand is one tried family with its estimated R² of the coefficient kernel.
+type hddCand struct {
+	fam spec.Family
+	r2  float64
+}
+
+// newHDDTuner lowers capB until the largest grid resolves the basis and builds the
+// reference KDE at half the LCV bandwidth hL.
+func newHDDTuner(c *calibration, i int, hL float64, capG, capB int) *hddTuner {
 	f := &c.spec.Families[i]
 	joint := f.Mode == "joint"
 	dEff := c.smp.dim
@@ -89,32 +143,42 @@ func (c *calibration) hddSearch(i int, hL float64, hRule string, capG, capB int,
 	for capB > minBasis && basisMaxIndex(dEff, capB)+2 > capG {
 		capB-- // the largest grid must resolve the basis (1-D: one index per cosine)
 	}
-	hRef := hL / 2
-	ref := newHDDReference(c.smp, f.Divergence, joint, hRef, c.opts.Workers)
-	sigma := round3(median(sqrtAll(ref.corr)))
-	sRule := fmt.Sprintf("median reference ρ between %d pairs of sampled sets (ρ² from a reflected Gaussian KDE at h = %.3g on a %d-cell grid per axis, corrected for its 1/n bias by the halves) = %.4g", len(ref.corr), hRef, ref.g, sigma)
-	if !(sigma > 0) {
-		sigma, sRule = f.Sigma, fmt.Sprintf("the reference ρ between sets is 0: kept %g", f.Sigma)
-	}
-	f.Sigma = sigma
-	maxLam := 10
+	s := &hddTuner{c: c, i: i, f: f, dEff: dEff, capG: capG, capB: capB, maxLam: 10, hRef: hL / 2}
+	s.ref = newHDDReference(c.smp, f.Divergence, joint, s.hRef, c.opts.Workers)
 	if f.Divergence == "hellinger" {
-		maxLam = 1 // its Fuglede measure is an atom: every λ is 0 and one is exact
+		s.maxLam = 1 // its Fuglede measure is an atom: every λ is 0 and one is exact
 	}
-	hMin := cellsPerBandwidth / float64(capG)
-	try := func(h float64, basis, lambdas int) (spec.Family, hddEval, error) {
-		fc := *f
-		kmax := basisMaxIndex(dEff, basis)
-		fc.KDEBandwidth, fc.Basis, fc.Lambdas = round3(h), basis, lambdas
-		fc.Grid = min(capG, (max(minGrid, int(math.Ceil(cellsPerBandwidth/h)), kmax+2)+7)/8*8)
-		ev, err := c.evalHDD(fc, ref, false)
-		return fc, ev, err
+	return s
+}
+
+// referenceSigma is sigma as the median reference ρ between the sampled sets, with its rule
+// (the family's sigma is kept when that is 0).
+func (s *hddTuner) referenceSigma() (float64, string) {
+	sigma := round3(median(sqrtAll(s.ref.corr)))
+	sRule := fmt.Sprintf("median reference ρ between %d pairs of sampled sets (ρ² from a reflected Gaussian KDE at h = %.3g on a %d-cell grid per axis, corrected for its 1/n bias by the halves) = %.4g", len(s.ref.corr), s.hRef, s.ref.g, sigma)
+	if !(sigma > 0) {
+		sigma, sRule = s.f.Sigma, fmt.Sprintf("the reference ρ between sets is 0: kept %g", s.f.Sigma)
 	}
-	type cand struct {
-		fam spec.Family
-		r2  float64
-	}
-	var hs []cand
+	return sigma, sRule
+}
+
+// try evaluates the family at bandwidth h with the given basis and λs (the grid the
+// smallest multiple of 8 that resolves both, at most capG).
+func (s *hddTuner) try(h float64, basis, lambdas int) (hddCand, error) {
+	fc := *s.f
+	kmax := basisMaxIndex(s.dEff, basis)
+	fc.KDEBandwidth, fc.Basis, fc.Lambdas = round3(h), basis, lambdas
+	fc.Grid = min(s.capG, (max(minGrid, int(math.Ceil(cellsPerBandwidth/h)), kmax+2)+7)/8*8)
+	ev, err := s.c.evalHDD(fc, s.ref, false)
+	return hddCand{fc, ev.R2Coef}, err
+}
+
+// searchBandwidth tries hL·2^(k/4), k = −4…1 (those resolved by the largest grid), at the
+// largest basis and λs; it returns them with the index of the best and records the curve
+// in fr.Grid, fr.Spread.
+func (s *hddTuner) searchBandwidth(hL float64, fr *FamilyResult) ([]hddCand, int, error) {
+	hMin := cellsPerBandwidth / float64(s.capG)
+	var hs []hddCand
 	best := -1
 	fr.Grid, fr.Spread = nil, nil
 	for k := -4; k <= 1; k++ {
@@ -122,80 +186,82 @@ func (c *calibration) hddSearch(i int, hL float64, hRule string, capG, capB int,
 		if h < hMin {
 			continue
 		}
-		fam, ev, err := try(h, capB, maxLam)
+		cd, err := s.try(h, s.capB, s.maxLam)
 		if err != nil {
-			return FamilyResult{}, familyTruth{}, err
+			return nil, 0, err
 		}
-		hs = append(hs, cand{fam, ev.R2Coef})
-		fr.Grid, fr.Spread = append(fr.Grid, fam.KDEBandwidth), append(fr.Spread, ev.R2Coef)
-		if best < 0 || ev.R2Coef > hs[best].r2 {
+		hs = append(hs, cd)
+		fr.Grid, fr.Spread = append(fr.Grid, cd.fam.KDEBandwidth), append(fr.Spread, cd.r2)
+		if best < 0 || cd.r2 > hs[best].r2 {
 			best = len(hs) - 1
 		}
 	}
 	if best < 0 {
-		return FamilyResult{}, familyTruth{}, fmt.Errorf("calibrate: family %s: no KDE bandwidth above %.3g to try", f.Name, hMin)
+		return nil, 0, fmt.Errorf("calibrate: family %s: no KDE bandwidth above %.3g to try", s.f.Name, hMin)
 	}
-	top := hs[best]
+	return hs, best, nil
+}
+
+// cheapestBasis tries smaller basis·λ at top's bandwidth and returns the cheapest whose R²
+// is within hddTolerance of top's, with a description of each tried.
+func (s *hddTuner) cheapestBasis(top hddCand) (hddCand, []string, error) {
 	chosen := top
 	var tried []string
+	capB, maxLam := s.capB, s.maxLam
 	for _, bl := range [][2]int{{capB * 5 / 8, maxLam}, {capB * 3 / 8, maxLam}, {capB, 5}, {capB * 5 / 8, 5}, {capB * 3 / 8, 5}} {
 		basis, lam := max(minBasis, bl[0]), min(bl[1], maxLam)
 		if basis*lam >= chosen.fam.Basis*chosen.fam.Lambdas {
 			continue
 		}
-		fam, ev, err := try(top.fam.KDEBandwidth, basis, lam)
+		cd, err := s.try(top.fam.KDEBandwidth, basis, lam)
 		if err != nil {
-			return FamilyResult{}, familyTruth{}, err
+			return hddCand{}, nil, err
 		}
-		tried = append(tried, fmt.Sprintf("basis %d, %d λ: %.4f", basis, lam, ev.R2Coef))
-		if ev.R2Coef >= top.r2-hddTolerance {
-			chosen = cand{fam, ev.R2Coef}
+		tried = append(tried, fmt.Sprintf("basis %d, %d λ: %.4f", basis, lam, cd.r2))
+		if cd.r2 >= top.r2-hddTolerance {
+			chosen = cd
 		}
 	}
-	*f = chosen.fam
-	f.Sigma = sigma
+	return chosen, tried, nil
+}
+
+// noteChoices records the rules of kde_bandwidth, grid, basis and lambdas.
+func (s *hddTuner) noteChoices(hs []hddCand, top hddCand, tried []string, hRule string) {
+	c, i, f := s.c, s.i, s.f
 	var hList []string
 	for _, h := range hs {
 		hList = append(hList, fmt.Sprintf("%.3g: %.4f", h.fam.KDEBandwidth, h.r2))
 	}
 	c.note(i, "kde_bandwidth", strconv.FormatFloat(f.KDEBandwidth, 'g', -1, 64), fmt.Sprintf(
 		"largest estimated R² of the coefficient kernel against the true kernel over h_L·2^(k/4), k = −4…1 (basis %d, %d λ), h_L the likelihood choice below — h: R² %s. h_L: %s",
-		capB, maxLam, strings.Join(hList, ", "), hRule))
-	c.note(i, "grid", strconv.Itoa(f.Grid), fmt.Sprintf("smallest multiple of 8 ≥ max(%d, %d cells per bandwidth, the basis's largest index + 2), at most %d (sketch memory 8·grid^dim bytes per open window)", minGrid, cellsPerBandwidth, capG))
-	c.note(i, "basis", strconv.Itoa(f.Basis), fmt.Sprintf("the cheapest basis·λ whose estimated R² is within %g of the best (%.4f at basis %d, %d λ) — tried %s", hddTolerance, top.r2, capB, maxLam, strings.Join(tried, "; ")))
+		s.capB, s.maxLam, strings.Join(hList, ", "), hRule))
+	c.note(i, "grid", strconv.Itoa(f.Grid), fmt.Sprintf("smallest multiple of 8 ≥ max(%d, %d cells per bandwidth, the basis's largest index + 2), at most %d (sketch memory 8·grid^dim bytes per open window)", minGrid, cellsPerBandwidth, s.capG))
+	c.note(i, "basis", strconv.Itoa(f.Basis), fmt.Sprintf("the cheapest basis·λ whose estimated R² is within %g of the best (%.4f at basis %d, %d λ) — tried %s", hddTolerance, top.r2, s.capB, s.maxLam, strings.Join(tried, "; ")))
 	c.note(i, "lambdas", strconv.Itoa(f.Lambdas), "with basis, above")
-	c.note(i, "sigma", strconv.FormatFloat(sigma, 'g', -1, 64), sRule)
+}
 
-	// Features: the random-feature error at D₀ against the coefficient kernel; it adds to
-	// the variance of the approximate kernel, so R²(D) ≈ R²_C·var C/(var C + v₀D₀/D).
-	pilot := *f
+// chooseFeatures sets and notes D from the random-feature error at D₀ against the
+// coefficient kernel: it adds to the variance of the approximate kernel, so
+// R²(D) ≈ R²_C·var C/(var C + v₀D₀/D), r2C the coefficient kernel's R².
+func (s *hddTuner) chooseFeatures(r2C float64) error {
+	pilot := *s.f
 	pilot.Features = PilotFeatures
-	ev, err := c.evalHDD(pilot, ref, true)
+	ev, err := s.c.evalHDD(pilot, s.ref, true)
 	if err != nil {
-		return FamilyResult{}, familyTruth{}, err
+		return err
 	}
 	varC := covariance(ev.C, ev.C)
 	var rule string
-	f.Features, rule, err = c.truthFeatures(chosen.r2, varC, ev.RFFVar, func(d int) (float64, error) {
+	s.f.Features, rule, err = s.c.truthFeatures(r2C, varC, ev.RFFVar, func(d int) (float64, error) {
 		pilot.Features = d
-		ev, err := c.evalHDD(pilot, ref, true)
+		ev, err := s.c.evalHDD(pilot, s.ref, true)
 		return ev.RFFVar, err
 	})
 	if err != nil {
-		return FamilyResult{}, familyTruth{}, err
+		return err
 	}
-	c.note(i, "features", strconv.Itoa(f.Features), rule)
-	if c.lab != nil {
-		if err := c.hddLabelled(i, fr.Grid, capG); err != nil {
-			return FamilyResult{}, familyTruth{}, err
-		}
-	}
-	fr.Marks = append(fr.Marks, Mark{"kde_bandwidth", f.KDEBandwidth})
-	fr.Between = sqrtAll(ref.corr)
-	fr.Gram = pairsToGram(kernels(ref.corr, sigma), len(c.smp.raw))
-	fr.Marks = append(fr.Marks, Mark{"sigma", sigma})
-	ft := familyTruth{kernel: fmt.Sprintf("exp(−ρ²/2σ²), ρ² the %s divergence between the true distributions, estimated from a fine reference KDE (h = %.3g) with its noise measured by splitting each set in halves", f.Divergence, hRef), hddRef: &ref, ceiling: chosen.r2}
-	return fr, ft, nil
+	s.c.note(s.i, "features", strconv.Itoa(s.f.Features), rule)
+	return nil
 }
 
 // Search tolerances.

@@ -126,7 +126,62 @@ type mtSet struct {
 // MarginalTransfer proposes σ_P, σ_X and D of a marginal-transfer per-point map for emb's
 // spec by cross-validation over the labelled sets (see the comment at the top of the file).
 func MarginalTransfer(ctx context.Context, emb *embedding.Embedder, sets []LabelledSet, o MarginalOptions) (*MarginalResult, error) {
-	d := emb.Dim()
+	o, err := o.withDefaults(emb)
+	if err != nil {
+		return nil, err
+	}
+	classes, nClasses, err := classIndex(sets, emb.Dim())
+	if err != nil {
+		return nil, err
+	}
+	seed := emb.Spec().Seed
+	perm, folds, err := foldOrder(sets, o.Folds, seed)
+	if err != nil {
+		return nil, err
+	}
+	psiCol := columnIndex(emb, o.SetFamily) // family names are unique in a spec
+	if psiCol < 0 {
+		return nil, fmt.Errorf("calibrate: set family %q is not in the spec", o.SetFamily)
+	}
+	prep, within, err := prepareSets(ctx, emb, sets, perm, classes, folds, o.MaxPoints)
+	if err != nil {
+		return nil, err
+	}
+	res := &MarginalResult{MedianPsi: mtMedian(psiDistances(prep, psiCol)), MedianX: mtMedian(within), Sets: len(prep), Folds: folds}
+	if !(res.MedianX > 0) {
+		res.MedianX = 0.1
+	}
+	if !(res.MedianPsi > 0) {
+		res.MedianPsi = 0.1
+	}
+	sigmaP, sigmaX := o.SigmaP, o.SigmaX
+	if len(sigmaP) == 0 {
+		sigmaP = mtScaleGrid(res.MedianPsi, -4, 6)
+	}
+	if len(sigmaX) == 0 {
+		sigmaX = mtScaleGrid(res.MedianX, -4, 4)
+	}
+	ev := &mtEval{emb: emb, sets: prep, classes: nClasses, folds: folds, lambdas: o.Lambdas, name: o.Name, family: o.SetFamily}
+	cands, err := ev.searchSigmas(ctx, sigmaP, sigmaX, o)
+	if err != nil {
+		return nil, err
+	}
+	res.Grid = append(res.Grid, cands...)
+	bestP, bestM := bestOfEachKind(cands)
+	res.BestPooling, res.BestMarginal = cands[bestP], cands[bestM]
+	chosen := res.choosePoolingOrMarginal()
+	sweep, chosen, err := ev.sweepFeatures(ctx, chosen, o)
+	if err != nil {
+		return nil, err
+	}
+	res.Grid = append(res.Grid, sweep...)
+	res.Chosen, res.Lambda = chosen, chosen.Lambda
+	res.Family = marginalFamily(o.Name, o.SetFamily, chosen)
+	return res, nil
+}
+
+// withDefaults fills in the zero fields of o; the set family must be in emb's spec.
+func (o MarginalOptions) withDefaults(emb *embedding.Embedder) (MarginalOptions, error) {
 	if o.Name == "" {
 		o.Name = "mt"
 	}
@@ -138,7 +193,7 @@ func MarginalTransfer(ctx context.Context, emb *embedding.Embedder, sets []Label
 			}
 		}
 		if o.SetFamily == "" {
-			return nil, errors.New("calibrate: marginal transfer needs an mmd family without the rbf stage in the spec to supply Ψ(P)")
+			return o, errors.New("calibrate: marginal transfer needs an mmd family without the rbf stage in the spec to supply Ψ(P)")
 		}
 	}
 	if len(o.Features) == 0 {
@@ -153,11 +208,17 @@ func MarginalTransfer(ctx context.Context, emb *embedding.Embedder, sets []Label
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
+	return o, nil
+}
+
+// classIndex numbers the labels of all sets in sorted order and checks that every set has
+// one label per point (d coordinates each) and that there are at least 2 classes.
+func classIndex(sets []LabelledSet, d int) (map[string]int, int, error) {
 	classes := map[string]int{}
 	var names []string
 	for _, s := range sets {
 		if len(s.Labels)*d != len(s.Points) {
-			return nil, fmt.Errorf("calibrate: set %q has %d labels for %d points", s.ID, len(s.Labels), len(s.Points)/d)
+			return nil, 0, fmt.Errorf("calibrate: set %q has %d labels for %d points", s.ID, len(s.Labels), len(s.Points)/d)
 		}
 		for _, l := range s.Labels {
 			if _, ok := classes[l]; !ok {
@@ -171,9 +232,15 @@ func MarginalTransfer(ctx context.Context, emb *embedding.Embedder, sets []Label
 		classes[n] = i
 	}
 	if len(names) < 2 {
-		return nil, fmt.Errorf("calibrate: marginal transfer needs at least 2 classes, the labels have %d", len(names))
+		return nil, 0, fmt.Errorf("calibrate: marginal transfer needs at least 2 classes, the labels have %d", len(names))
 	}
-	seed := emb.Spec().Seed
+	return classes, len(names), nil
+}
+
+// foldOrder returns the indices of the labelled sets as a seeded shuffle of the sets in ID
+// order (set k of it goes to fold k mod folds: round-robin), and the number of folds
+// (min(want, sets), want 5 when not given).
+func foldOrder(sets []LabelledSet, want int, seed uint64) (perm []int, folds int, err error) {
 	order := make([]int, 0, len(sets))
 	for i, s := range sets {
 		if len(s.Labels) > 0 {
@@ -181,84 +248,82 @@ func MarginalTransfer(ctx context.Context, emb *embedding.Embedder, sets []Label
 		}
 	}
 	if len(order) < 2 {
-		return nil, fmt.Errorf("calibrate: marginal transfer needs at least 2 labelled sets, got %d", len(order))
+		return nil, 0, fmt.Errorf("calibrate: marginal transfer needs at least 2 labelled sets, got %d", len(order))
 	}
 	sort.Slice(order, func(a, b int) bool { return sets[order[a]].ID < sets[order[b]].ID })
-	folds := o.Folds
+	folds = want
 	if folds <= 0 {
 		folds = 5
 	}
 	folds = min(folds, len(order))
-	// Folds: a seeded shuffle of the sets in ID order, dealt round-robin.
 	rng := embedding.NewRNG(seed, "calibrate/marginal")
-	perm := slices.Clone(order)
+	perm = slices.Clone(order)
 	for i := len(perm) - 1; i > 0; i-- {
 		j := int(rng.Float64() * float64(i+1))
 		perm[i], perm[j] = perm[j], perm[i]
 	}
+	return perm, folds, nil
+}
+
+// prepareSets normalises and embeds the sets in perm order, sub-samples up to maxPoints
+// labelled points of each, and returns them with distances between pairs of points of a
+// set (up to 32 pairs per set) for the σ_X scale.
+func prepareSets(ctx context.Context, emb *embedding.Embedder, sets []LabelledSet, perm []int, classes map[string]int, folds, maxPoints int) ([]mtSet, []float64, error) {
+	d, seed := emb.Dim(), emb.Spec().Seed
 	prep := make([]mtSet, len(perm))
-	psiCol := -1
-	for i, c := range emb.Columns() {
-		if c.Name == o.SetFamily {
-			psiCol = i
-		}
-	}
-	if psiCol < 0 {
-		return nil, fmt.Errorf("calibrate: set family %q is not in the spec", o.SetFamily)
-	}
 	var within []float64
 	for k, si := range perm {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		s := sets[si]
 		u := make([]float64, len(s.Points))
 		if _, err := emb.Normalize(u, s.Points); err != nil {
-			return nil, fmt.Errorf("calibrate: set %q: %w", s.ID, err)
+			return nil, nil, fmt.Errorf("calibrate: set %q: %w", s.ID, err)
 		}
 		p := mtSet{window: emb.Embed(u), fold: k % folds}
-		n := len(s.Labels)
-		pick := mtSubsample(n, o.MaxPoints, embedding.NewRNG(seed, "calibrate/marginal/"+s.ID))
+		pick := choose(embedding.NewRNG(seed, "calibrate/marginal/"+s.ID), len(s.Labels), maxPoints)
 		for _, i := range pick {
 			p.u = append(p.u, u[i*d:(i+1)*d]...)
 			p.y = append(p.y, classes[s.Labels[i]])
 		}
 		for a := 0; a+1 < len(pick) && a < 64; a += 2 {
-			within = append(within, math.Sqrt(mtSqDist(p.u[a*d:(a+1)*d], p.u[(a+1)*d:(a+2)*d])))
+			within = append(within, math.Sqrt(sqDist(p.u[a*d:(a+1)*d], p.u[(a+1)*d:(a+2)*d])))
 		}
 		prep[k] = p
 	}
+	return prep, within, nil
+}
+
+// psiDistances are the distances ‖Ψ(P)−Ψ(P′)‖ between every pair of prepared sets, Ψ the
+// window column psiCol.
+func psiDistances(prep []mtSet, psiCol int) []float64 {
 	var between []float64
 	for a := range prep {
 		for b := a + 1; b < len(prep); b++ {
-			between = append(between, math.Sqrt(mtSqDist32(prep[a].window[psiCol], prep[b].window[psiCol])))
+			between = append(between, math.Sqrt(sqDist32(prep[a].window[psiCol], prep[b].window[psiCol])))
 		}
 	}
-	res := &MarginalResult{MedianPsi: mtMedian(between), MedianX: mtMedian(within), Sets: len(prep), Folds: folds}
-	if !(res.MedianX > 0) {
-		res.MedianX = 0.1
+	return between
+}
+
+// mtScaleGrid is m·2^{k/2} for k = lo…hi step 2, rounded to 3 significant digits.
+func mtScaleGrid(m float64, lo, hi int) []float64 {
+	var g []float64
+	for k := lo; k <= hi; k += 2 {
+		g = append(g, mtRound(m*math.Pow(2, float64(k)/2)))
 	}
-	if !(res.MedianPsi > 0) {
-		res.MedianPsi = 0.1
-	}
-	sigmaP, sigmaX := o.SigmaP, o.SigmaX
-	if len(sigmaP) == 0 {
-		for k := -4; k <= 6; k += 2 {
-			sigmaP = append(sigmaP, mtRound(res.MedianPsi*math.Pow(2, float64(k)/2)))
-		}
-	}
-	if len(sigmaX) == 0 {
-		for k := -4; k <= 4; k += 2 {
-			sigmaX = append(sigmaX, mtRound(res.MedianX*math.Pow(2, float64(k)/2)))
-		}
-	}
-	ev := &mtEval{emb: emb, sets: prep, classes: len(names), folds: folds, lambdas: o.Lambdas, name: o.Name, family: o.SetFamily}
-	// The grid, extended (up to mtMaxExtensions times) by one doubling of σ_X or σ_P when a
-	// best candidate sits at its largest value: the grids come from medians, and data whose
-	// boundary is smooth (or whose marginal matters little) want larger σ's.
+	return g
+}
+
+// searchSigmas scores every (pooling or σ_P, σ_X) candidate at the first D, extending the
+// default grids (up to mtMaxExtensions times) by one doubling of σ_X or σ_P when a best
+// candidate sits at its largest value: the grids come from medians, and data whose boundary
+// is smooth (or whose marginal matters little) want larger σ's. User-given grids are not
+// extended. The candidates are returned sorted by σ_X, then σ_P (pooling first).
+func (ev *mtEval) searchSigmas(ctx context.Context, sigmaP, sigmaX []float64, o MarginalOptions) ([]MarginalCandidate, error) {
 	var cands []MarginalCandidate
 	done := map[[2]float64]bool{}
-	var bestP, bestM int
 	for round := 0; ; round++ {
 		var fresh []MarginalCandidate
 		for _, sx := range sigmaX {
@@ -274,18 +339,10 @@ func MarginalTransfer(ctx context.Context, emb *embedding.Embedder, sets []Label
 			return nil, err
 		}
 		cands = append(cands, fresh...)
-		bestP, bestM = -1, -1
-		for i, c := range cands {
-			if c.Pooling && (bestP < 0 || c.Accuracy > cands[bestP].Accuracy) {
-				bestP = i
-			}
-			if !c.Pooling && (bestM < 0 || c.Accuracy > cands[bestM].Accuracy) {
-				bestM = i
-			}
-		}
 		if round == mtMaxExtensions || len(o.SigmaP)+len(o.SigmaX) > 0 {
-			break // user-given grids are not extended
+			break
 		}
+		bestP, bestM := bestOfEachKind(cands)
 		lastX, lastP := sigmaX[len(sigmaX)-1], sigmaP[len(sigmaP)-1]
 		extended := false
 		if cands[bestP].SigmaX == lastX || cands[bestM].SigmaX == lastX {
@@ -304,7 +361,12 @@ func MarginalTransfer(ctx context.Context, emb *embedding.Embedder, sets []Label
 		}
 		return cmpFloat(a.SigmaP, b.SigmaP) // pooling (0) first
 	})
-	res.Grid = append(res.Grid, cands...)
+	return cands, nil
+}
+
+// bestOfEachKind returns the indices of the most accurate pooling candidate and the most
+// accurate marginal-transfer one (the first of equals).
+func bestOfEachKind(cands []MarginalCandidate) (bestP, bestM int) {
 	bestP, bestM = -1, -1
 	for i, c := range cands {
 		if c.Pooling && (bestP < 0 || c.Accuracy > cands[bestP].Accuracy) {
@@ -314,18 +376,27 @@ func MarginalTransfer(ctx context.Context, emb *embedding.Embedder, sets []Label
 			bestM = i
 		}
 	}
-	res.BestPooling, res.BestMarginal = cands[bestP], cands[bestM]
-	gain, se := mtPairedGain(res.BestMarginal.perSet, res.BestPooling.perSet)
-	chosen := res.BestPooling
+	return bestP, bestM
+}
+
+// choosePoolingOrMarginal returns the best marginal-transfer candidate when it beats the
+// best pooled one by more than the standard error of their per-set accuracy difference,
+// else the best pooled one, and sets r.Rule to say why.
+func (r *MarginalResult) choosePoolingOrMarginal() MarginalCandidate {
+	gain, se := mtPairedGain(r.BestMarginal.perSet, r.BestPooling.perSet)
 	if gain > se {
-		chosen = res.BestMarginal
-		res.Rule = fmt.Sprintf("marginal transfer: held-out accuracy %.3f vs pooling %.3f, a gain of %.3f > its standard error %.3f over %d sets",
-			res.BestMarginal.Accuracy, res.BestPooling.Accuracy, gain, se, len(prep))
-	} else {
-		res.Rule = fmt.Sprintf("pooling: the best marginal-transfer candidate (%.3f) does not beat pooling (%.3f) by more than the standard error of the difference (gain %.3f, SE %.3f over %d sets)",
-			res.BestMarginal.Accuracy, res.BestPooling.Accuracy, gain, se, len(prep))
+		r.Rule = fmt.Sprintf("marginal transfer: held-out accuracy %.3f vs pooling %.3f, a gain of %.3f > its standard error %.3f over %d sets",
+			r.BestMarginal.Accuracy, r.BestPooling.Accuracy, gain, se, r.Sets)
+		return r.BestMarginal
 	}
-	// The D sweep at the chosen σ's: the smallest D within 0.005 of the best.
+	r.Rule = fmt.Sprintf("pooling: the best marginal-transfer candidate (%.3f) does not beat pooling (%.3f) by more than the standard error of the difference (gain %.3f, SE %.3f over %d sets)",
+		r.BestMarginal.Accuracy, r.BestPooling.Accuracy, gain, se, r.Sets)
+	return r.BestPooling
+}
+
+// sweepFeatures scores chosen at the other D candidates and returns those new candidates
+// and the smallest-D candidate within 0.005 of the best accuracy.
+func (ev *mtEval) sweepFeatures(ctx context.Context, chosen MarginalCandidate, o MarginalOptions) ([]MarginalCandidate, MarginalCandidate, error) {
 	sweep := []MarginalCandidate{chosen}
 	for _, D := range o.Features[1:] {
 		c := chosen
@@ -333,9 +404,8 @@ func MarginalTransfer(ctx context.Context, emb *embedding.Embedder, sets []Label
 		sweep = append(sweep, c)
 	}
 	if err := ev.run(ctx, sweep[1:], o.Workers); err != nil {
-		return nil, err
+		return nil, chosen, err
 	}
-	res.Grid = append(res.Grid, sweep[1:]...)
 	best := 0.0
 	for _, c := range sweep {
 		best = max(best, c.Accuracy)
@@ -346,12 +416,16 @@ func MarginalTransfer(ctx context.Context, emb *embedding.Embedder, sets []Label
 			break
 		}
 	}
-	res.Chosen, res.Lambda = chosen, chosen.Lambda
-	res.Family = spec.Family{Name: o.Name, Kind: spec.KindMarginal, SigmaX: chosen.SigmaX, Features: chosen.Features, Pooling: chosen.Pooling}
-	if !chosen.Pooling {
-		res.Family.SetFamily, res.Family.SigmaP = o.SetFamily, chosen.SigmaP
+	return sweep[1:], chosen, nil
+}
+
+// marginalFamily is the spec family of candidate c (setFamily supplies Ψ(P) unless pooling).
+func marginalFamily(name, setFamily string, c MarginalCandidate) spec.Family {
+	f := spec.Family{Name: name, Kind: spec.KindMarginal, SigmaX: c.SigmaX, Features: c.Features, Pooling: c.Pooling}
+	if !c.Pooling {
+		f.SetFamily, f.SigmaP = setFamily, c.SigmaP
 	}
-	return res, nil
+	return f
 }
 
 // Summary is a plain-text report of the grid and the choice.
@@ -416,27 +490,56 @@ func (ev *mtEval) run(ctx context.Context, cands []MarginalCandidate, workers in
 // (each set counts equally, as in the paper's loss); per fold, the ridge solution on the
 // other folds' sums for each λ, scored on the fold's sets.
 func (ev *mtEval) score(c *MarginalCandidate) error {
-	ps := spec.Family{Name: ev.name, Kind: spec.KindMarginal, SigmaX: c.SigmaX, Features: c.Features, Pooling: c.Pooling}
-	if !c.Pooling {
-		ps.SetFamily, ps.SigmaP = ev.family, c.SigmaP
-	}
+	ps := marginalFamily(ev.name, ev.family, *c)
 	m, err := embedding.NewPointMap(ev.emb, ps)
 	if err != nil {
 		return err
 	}
-	D, C, d := c.Features, ev.classes, ev.emb.Dim()
-	type setMats struct {
-		z *mat.Dense
-		g *mat.SymDense
-		b *mat.Dense
+	sums := ev.normalSums(m, c.Features)
+	accs, err := ev.heldOutAccuracies(sums)
+	if err != nil {
+		return err
 	}
-	sm := make([]setMats, len(ev.sets))
-	gFold := make([]*mat.SymDense, ev.folds)
-	bFold := make([]*mat.Dense, ev.folds)
-	for f := range gFold {
-		gFold[f], bFold[f] = mat.NewSymDense(D, nil), mat.NewDense(D, C, nil)
+	best := -1.0
+	for l, a := range accs {
+		mean, se := mtMeanSE(a)
+		if mean > best { // NaN (a failed factorisation) never wins
+			best = mean
+			c.Accuracy, c.SE, c.Lambda, c.perSet = mean, se, ev.lambdas[l], a
+		}
 	}
-	gAll, bAll := mat.NewSymDense(D, nil), mat.NewDense(D, C, nil)
+	if best < 0 {
+		return fmt.Errorf("calibrate: no ridge penalty gave a solvable system for %+v", ps)
+	}
+	return nil
+}
+
+// mtNormalSums are the terms of the ridge normal equations: per set its features Z_i, per
+// fold the sums of Z_iᵀZ_i/n_i (g) and Z_iᵀY_i/n_i (b) over its sets, and those sums over
+// all sets.
+type mtNormalSums struct {
+	z            []*mat.Dense    // [set] n_i×D features
+	gFold        []*mat.SymDense // [fold] D×D
+	bFold        []*mat.Dense    // [fold] D×classes
+	gAll         *mat.SymDense
+	bAll         *mat.Dense
+	features, nc int
+}
+
+// normalSums computes the per-point features of every set with m (D of them) and sums
+// their normal-equation terms by fold.
+func (ev *mtEval) normalSums(m *embedding.PointMap, D int) mtNormalSums {
+	C, d := ev.classes, ev.emb.Dim()
+	ns := mtNormalSums{
+		z:     make([]*mat.Dense, len(ev.sets)),
+		gFold: make([]*mat.SymDense, ev.folds),
+		bFold: make([]*mat.Dense, ev.folds),
+		gAll:  mat.NewSymDense(D, nil), bAll: mat.NewDense(D, C, nil),
+		features: D, nc: C,
+	}
+	for f := range ns.gFold {
+		ns.gFold[f], ns.bFold[f] = mat.NewSymDense(D, nil), mat.NewDense(D, C, nil)
+	}
 	for i, s := range ev.sets {
 		n := len(s.y)
 		feats := make([]float32, n*D)
@@ -456,12 +559,38 @@ func (ev *mtEval) score(c *MarginalCandidate) error {
 		b := mat.NewDense(D, C, nil)
 		b.Mul(z.T(), y)
 		b.Scale(w, b)
-		sm[i] = setMats{z: z, g: g, b: b}
-		gFold[s.fold].AddSym(gFold[s.fold], g)
-		bFold[s.fold].Add(bFold[s.fold], b)
-		gAll.AddSym(gAll, g)
-		bAll.Add(bAll, b)
+		ns.z[i] = z
+		ns.gFold[s.fold].AddSym(ns.gFold[s.fold], g)
+		ns.bFold[s.fold].Add(ns.bFold[s.fold], b)
+		ns.gAll.AddSym(ns.gAll, g)
+		ns.bAll.Add(ns.bAll, b)
 	}
+	return ns
+}
+
+// trainGram sets gTrain to the Gram sum over the sets outside fold f plus the ridge
+// penalty lam times its mean diagonal.
+func (ns mtNormalSums) trainGram(gTrain *mat.SymDense, f int, lam float64) {
+	D := ns.features
+	trace := 0.0
+	for j := 0; j < D; j++ {
+		trace += ns.gAll.At(j, j) - ns.gFold[f].At(j, j)
+	}
+	for a := 0; a < D; a++ {
+		for b := a; b < D; b++ {
+			v := ns.gAll.At(a, b) - ns.gFold[f].At(a, b)
+			if a == b {
+				v += lam * trace / float64(D)
+			}
+			gTrain.SetSym(a, b, v)
+		}
+	}
+}
+
+// heldOutAccuracies is, per ridge penalty and set, the accuracy on the set's points of the
+// ridge classifier fitted on the other folds (NaN where the system was not solvable).
+func (ev *mtEval) heldOutAccuracies(ns mtNormalSums) ([][]float64, error) {
+	D, C := ns.features, ns.nc
 	accs := make([][]float64, len(ev.lambdas)) // [λ][set]
 	for l := range accs {
 		accs[l] = make([]float64, len(ev.sets))
@@ -470,21 +599,9 @@ func (ev *mtEval) score(c *MarginalCandidate) error {
 	var chol mat.Cholesky
 	wts := mat.NewDense(D, C, nil)
 	for f := 0; f < ev.folds; f++ {
-		bTrain.Sub(bAll, bFold[f])
-		trace := 0.0
-		for j := 0; j < D; j++ {
-			trace += gAll.At(j, j) - gFold[f].At(j, j)
-		}
+		bTrain.Sub(ns.bAll, ns.bFold[f])
 		for l, lam := range ev.lambdas {
-			for a := 0; a < D; a++ {
-				for b := a; b < D; b++ {
-					v := gAll.At(a, b) - gFold[f].At(a, b)
-					if a == b {
-						v += lam * trace / float64(D)
-					}
-					gTrain.SetSym(a, b, v)
-				}
-			}
+			ns.trainGram(gTrain, f, lam)
 			if ok := chol.Factorize(gTrain); !ok {
 				for i := range ev.sets {
 					if ev.sets[i].fold == f {
@@ -494,36 +611,30 @@ func (ev *mtEval) score(c *MarginalCandidate) error {
 				continue
 			}
 			if err := chol.SolveTo(wts, bTrain); err != nil {
-				return err
+				return nil, err
 			}
 			for i, s := range ev.sets {
-				if s.fold != f {
-					continue
+				if s.fold == f {
+					accs[l][i] = classifierAccuracy(ns.z[i], wts, s.y)
 				}
-				var pred mat.Dense
-				pred.Mul(sm[i].z, wts)
-				right := 0
-				for j, cl := range s.y {
-					if mtArgmax(pred.RawRowView(j)) == cl {
-						right++
-					}
-				}
-				accs[l][i] = float64(right) / float64(len(s.y))
 			}
 		}
 	}
-	best := -1.0
-	for l, a := range accs {
-		mean, se := mtMeanSE(a)
-		if mean > best { // NaN (a failed factorisation) never wins
-			best = mean
-			c.Accuracy, c.SE, c.Lambda, c.perSet = mean, se, ev.lambdas[l], a
+	return accs, nil
+}
+
+// classifierAccuracy is the fraction of the rows of z whose largest score z·wts is at
+// their class y.
+func classifierAccuracy(z, wts *mat.Dense, y []int) float64 {
+	var pred mat.Dense
+	pred.Mul(z, wts)
+	right := 0
+	for j, cl := range y {
+		if mtArgmax(pred.RawRowView(j)) == cl {
+			right++
 		}
 	}
-	if best < 0 {
-		return fmt.Errorf("calibrate: no ridge penalty gave a solvable system for %+v", ps)
-	}
-	return nil
+	return float64(right) / float64(len(y))
 }
 
 func mtArgmax(v []float64) int {
@@ -558,41 +669,6 @@ func mtPairedGain(a, b []float64) (gain, se float64) {
 		diff[i] = a[i] - b[i]
 	}
 	return mtMeanSE(diff)
-}
-
-// mtSubsample returns min(n, k) indices of 0..n−1 in increasing order, drawn with rng.
-func mtSubsample(n, k int, rng *embedding.RNG) []int {
-	idx := make([]int, n)
-	for i := range idx {
-		idx[i] = i
-	}
-	if n <= k {
-		return idx
-	}
-	for i := 0; i < k; i++ {
-		j := i + int(rng.Float64()*float64(n-i))
-		idx[i], idx[j] = idx[j], idx[i]
-	}
-	idx = idx[:k]
-	sort.Ints(idx)
-	return idx
-}
-
-func mtSqDist(a, b []float64) float64 {
-	s := 0.0
-	for i := range a {
-		s += (a[i] - b[i]) * (a[i] - b[i])
-	}
-	return s
-}
-
-func mtSqDist32(a, b []float32) float64 {
-	s := 0.0
-	for i := range a {
-		d := float64(a[i]) - float64(b[i])
-		s += d * d
-	}
-	return s
 }
 
 func mtMedian(x []float64) float64 {

@@ -125,9 +125,9 @@ func TestMarginalTransferErrors(t *testing.T) {
 	}
 }
 
-func TestMTSubsample(t *testing.T) {
+func TestChoose(t *testing.T) {
 	rng := embedding.NewRNG(1, "sub")
-	got := mtSubsample(100, 10, rng)
+	got := choose(rng, 100, 10)
 	if len(got) != 10 {
 		t.Fatalf("%d indices, want 10", len(got))
 	}
@@ -136,7 +136,7 @@ func TestMTSubsample(t *testing.T) {
 			t.Fatalf("indices not increasing in range: %v", got)
 		}
 	}
-	if all := mtSubsample(5, 10, rng); len(all) != 5 || all[4] != 4 {
+	if all := choose(rng, 5, 10); len(all) != 5 || all[4] != 4 {
 		t.Fatalf("n ≤ k: %v, want 0..4", all)
 	}
 }

@@ -67,6 +67,39 @@ func cvAccuracy(z [][]float32, labels []string, seed uint64) float64 {
 // correct predictions on te. One eigendecomposition K = VΛVᵀ of the training Gram matrix
 // serves every λ: the hat matrix is V·diag(Λ/(Λ+λ))·Vᵀ, the weights V·diag(1/(Λ+λ))·Vᵀy.
 func ridgeFold(k *mat.SymDense, cls []int, nc int, tr, te []int) int {
+	r, ok := newRidgeEigen(k, cls, nc, tr)
+	if !ok {
+		return 0
+	}
+	alpha := r.dualWeights(r.looBestLambda(cls, tr))
+	correct := 0
+	for _, i := range te {
+		scores := make([]float64, nc)
+		for c := range scores {
+			for b, j := range tr {
+				scores[c] += k.At(i, j) * alpha.At(b, c)
+			}
+		}
+		if ridgeArgmax(scores) == cls[i] {
+			correct++
+		}
+	}
+	return correct
+}
+
+// ridgeEigen is the eigendecomposition K = VΛVᵀ of the training Gram matrix with the ±1
+// class targets y and Vᵀy.
+type ridgeEigen struct {
+	ev     []float64 // Λ
+	v      mat.Dense // V
+	y, vty mat.Dense // m × nc
+	m, nc  int
+	trace  float64 // mean of max(Λ, 0): the λ grid's scale
+}
+
+// newRidgeEigen decomposes the Gram matrix of the training sets tr (false when the
+// decomposition fails).
+func newRidgeEigen(k *mat.SymDense, cls []int, nc int, tr []int) (*ridgeEigen, bool) {
 	m := len(tr)
 	ktr := mat.NewSymDense(m, nil)
 	for a, i := range tr {
@@ -76,86 +109,93 @@ func ridgeFold(k *mat.SymDense, cls []int, nc int, tr, te []int) int {
 	}
 	var eig mat.EigenSym
 	if !eig.Factorize(ktr, true) {
-		return 0
+		return nil, false
 	}
-	ev := eig.Values(nil)
-	var v mat.Dense
-	eig.VectorsTo(&v)
-	y := mat.NewDense(m, nc, nil)
+	r := &ridgeEigen{ev: eig.Values(nil), m: m, nc: nc}
+	eig.VectorsTo(&r.v)
+	r.y.ReuseAs(m, nc)
 	for a, i := range tr {
 		for c := 0; c < nc; c++ {
-			y.Set(a, c, -1)
+			r.y.Set(a, c, -1)
 		}
-		y.Set(a, cls[i], 1)
+		r.y.Set(a, cls[i], 1)
 	}
-	var vty mat.Dense
-	vty.Mul(v.T(), y) // m × nc
-	trace := 0.0
-	for _, e := range ev {
-		trace += math.Max(e, 0)
+	r.vty.Mul(r.v.T(), &r.y) // m × nc
+	for _, e := range r.ev {
+		r.trace += math.Max(e, 0)
 	}
-	trace /= float64(m)
-	scaled := func(w []float64) *mat.Dense { // diag(w)·Vᵀy
-		out := mat.DenseCopyOf(&vty)
-		for r, x := range w {
-			for c := 0; c < nc; c++ {
-				out.Set(r, c, out.At(r, c)*x)
-			}
+	r.trace /= float64(m)
+	return r, true
+}
+
+// scaled is V·diag(w)·Vᵀy.
+func (r *ridgeEigen) scaled(w []float64) *mat.Dense {
+	out := mat.DenseCopyOf(&r.vty)
+	for row, x := range w {
+		for c := 0; c < r.nc; c++ {
+			out.Set(row, c, out.At(row, c)*x)
 		}
-		return out
 	}
+	var res mat.Dense
+	res.Mul(&r.v, out)
+	return &res
+}
+
+// looBestLambda is the λ among trace·10^e, e = −5…0, with the most correct leave-one-out
+// predictions on the training sets (the first of equals).
+func (r *ridgeEigen) looBestLambda(cls, tr []int) float64 {
 	bestAcc, bestLam := -1, 0.0
 	for e := -5; e <= 0; e++ {
-		lam := trace * math.Pow(10, float64(e))
-		w := make([]float64, m)
-		for r, x := range ev {
-			x = math.Max(x, 0)
-			w[r] = x / (x + lam)
-		}
-		var fit mat.Dense
-		fit.Mul(&v, scaled(w))
-		acc := 0
-		for i := 0; i < m; i++ {
-			var hii float64
-			for r := 0; r < m; r++ {
-				hii += v.At(i, r) * v.At(i, r) * w[r]
-			}
-			best, bc := math.Inf(-1), 0
-			for c := 0; c < nc; c++ {
-				loo := y.At(i, c) - (y.At(i, c)-fit.At(i, c))/(1-hii)
-				if loo > best {
-					best, bc = loo, c
-				}
-			}
-			if bc == cls[tr[i]] {
-				acc++
-			}
-		}
-		if acc > bestAcc {
+		lam := r.trace * math.Pow(10, float64(e))
+		if acc := r.looCorrect(lam, cls, tr); acc > bestAcc {
 			bestAcc, bestLam = acc, lam
 		}
 	}
-	w := make([]float64, m)
-	for r, x := range ev {
-		w[r] = 1 / (math.Max(x, 0) + bestLam)
+	return bestLam
+}
+
+// looCorrect counts the training sets whose leave-one-out prediction at penalty lam,
+// y_i − (y_i − ŷ_i)/(1 − H_ii), is at their class.
+func (r *ridgeEigen) looCorrect(lam float64, cls, tr []int) int {
+	w := make([]float64, r.m)
+	for row, x := range r.ev {
+		x = math.Max(x, 0)
+		w[row] = x / (x + lam)
 	}
-	var alpha mat.Dense
-	alpha.Mul(&v, scaled(w))
-	correct := 0
-	for _, i := range te {
-		best, bc := math.Inf(-1), 0
-		for c := 0; c < nc; c++ {
-			var s float64
-			for b, j := range tr {
-				s += k.At(i, j) * alpha.At(b, c)
-			}
-			if s > best {
-				best, bc = s, c
-			}
+	fit := r.scaled(w)
+	acc := 0
+	loo := make([]float64, r.nc)
+	for i := 0; i < r.m; i++ {
+		var hii float64
+		for row := 0; row < r.m; row++ {
+			hii += r.v.At(i, row) * r.v.At(i, row) * w[row]
 		}
-		if bc == cls[i] {
-			correct++
+		for c := range loo {
+			loo[c] = r.y.At(i, c) - (r.y.At(i, c)-fit.At(i, c))/(1-hii)
+		}
+		if ridgeArgmax(loo) == cls[tr[i]] {
+			acc++
 		}
 	}
-	return correct
+	return acc
+}
+
+// dualWeights is α = V·diag(1/(Λ+λ))·Vᵀy.
+func (r *ridgeEigen) dualWeights(lam float64) *mat.Dense {
+	w := make([]float64, r.m)
+	for row, x := range r.ev {
+		w[row] = 1 / (math.Max(x, 0) + lam)
+	}
+	return r.scaled(w)
+}
+
+// ridgeArgmax is the index of the first largest score (0 when none exceeds −∞).
+func ridgeArgmax(scores []float64) int {
+	best, bc := math.Inf(-1), 0
+	for c, s := range scores {
+		if s > best {
+			best, bc = s, c
+		}
+	}
+	return bc
 }

@@ -163,19 +163,23 @@ func dot32(a, b []float32) float64 {
 	return s
 }
 
+// means are the means of x and y (of equal, non-zero length).
+func means(x, y []float64) (mx, my float64) {
+	n := float64(len(x))
+	for i := range x {
+		mx += x[i]
+		my += y[i]
+	}
+	return mx / n, my / n
+}
+
 // rSquared is the squared Pearson correlation of x and y (0 when either is constant).
 func rSquared(x, y []float64) float64 {
 	n := float64(len(x))
 	if n < 2 || len(y) != len(x) {
 		return 0
 	}
-	var mx, my float64
-	for i := range x {
-		mx += x[i]
-		my += y[i]
-	}
-	mx /= n
-	my /= n
+	mx, my := means(x, y)
 	var sxy, sxx, syy float64
 	for i := range x {
 		sxy += (x[i] - mx) * (y[i] - my)

@@ -95,22 +95,15 @@ func truthR2(x, ref, dC, dRef []float64, kc, kr float64) float64 {
 
 // covariance is the population covariance of x and y.
 func covariance(x, y []float64) float64 {
-	n := float64(len(x))
-	if n == 0 {
+	if len(x) == 0 {
 		return 0
 	}
-	var mx, my float64
-	for i := range x {
-		mx += x[i]
-		my += y[i]
-	}
-	mx /= n
-	my /= n
+	mx, my := means(x, y)
 	var s float64
 	for i := range x {
 		s += (x[i] - mx) * (y[i] - my)
 	}
-	return s / n
+	return s / float64(len(x))
 }
 
 // parallelPairs runs fn(k, i, j) for every pair i < j of S sets (k its pair index) on
@@ -206,22 +199,17 @@ func (p pairEstimate) kernels(sigma float64) pairEstimate {
 }
 
 // coefRho2 is ‖A_i − A_j‖² between coefficient vectors, pair order.
-func coefRho2(vs [][]float32) []float64 {
-	var out []float64
-	for a := range vs {
-		for b := a + 1; b < len(vs); b++ {
-			out = append(out, sqDist32(vs[a], vs[b]))
-		}
-	}
-	return out
-}
+func coefRho2(vs [][]float32) []float64 { return overPairs(vs, sqDist32) }
 
 // innerPairs is ⟨v_i, v_j⟩, pair order.
-func innerPairs(vs [][]float32) []float64 {
+func innerPairs(vs [][]float32) []float64 { return overPairs(vs, dot32) }
+
+// overPairs is f(v_i, v_j) for every pair i < j, pair order.
+func overPairs(vs [][]float32, f func(a, b []float32) float64) []float64 {
 	var out []float64
 	for a := range vs {
 		for b := a + 1; b < len(vs); b++ {
-			out = append(out, dot32(vs[a], vs[b]))
+			out = append(out, f(vs[a], vs[b]))
 		}
 	}
 	return out

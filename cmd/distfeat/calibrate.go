@@ -31,41 +31,9 @@ type calibrateFlags struct {
 }
 
 func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("calibrate", "", "Reads a sample of sets (JSON lines as embed takes them, or the first sets of a points topic),\nproposes dim, bounds, bandwidths, hdd grid/basis/lambdas, the l2 basis, sigmas and feature\ncounts with the rule for each (by cross-validated accuracy when the sets carry --label),\nchecks the proposal against the kernel between the true distributions as estimated from the\nsample (R² per family), and writes the spec (and optionally an HTML report). Same input and\nflags, same spec bytes.", stderr)
-	var f calibrateFlags
-	fs.StringVar(&f.in, "in", "", "input JSON lines, one set per line as embed takes them (`file`, - for stdin)")
-	fs.StringVar(&f.topic, "from-topic", "", "read the first --max-sets sets of this points `topic` instead of --in")
-	fs.StringVar(&f.brokers, "brokers", envOr("BROKERS", "127.0.0.1:9092"), "bootstrap brokers for --from-topic (DISTFEAT_BROKERS; `host:port,...`)")
-	fs.DurationVar(&f.topicTimeout, "topic-timeout", time.Minute, "--from-topic: give up reading after this `duration`")
-	fs.IntVar(&f.maxSets, "max-sets", 1000, "read at most this many `sets`")
-	fs.IntVar(&f.dim, "dim", 0, "point `dimension` (0: from --spec, else from the first JSON record)")
-	fs.StringVar(&f.families, "families", "", "families to calibrate, comma-separated (`names`; default: all of --spec, or mmd,hdd_js,l2)")
-	fs.StringVar(&f.specPath, "spec", "", "base spec whose families are tuned; its other fields are kept (`file`)")
-	fs.StringVar(&f.out, "out", "", "write the proposed spec to this `file` (required; - for stdout)")
-	fs.StringVar(&f.report, "report", "", "also write a self-contained HTML report to this `file`")
-	fs.StringVar(&f.label, "label", "", "--in: each line's class is in this JSON `field` (removed before decoding); labelled sets make calibrate choose bandwidths and feature counts by cross-validated accuracy")
-	fs.IntVar(&f.opts.MaxSets, "sample-sets", calibrate.DefaultMaxSets, "`sets` in the Gram matrices (sub-sampled with the spec's seed)")
-	fs.IntVar(&f.opts.MaxPoints, "sample-points", calibrate.DefaultMaxPoints, "`points` per set in the exact mean-map kernels")
-	fs.Float64Var(&f.opts.Error, "error", calibrate.DefaultError, "target RMS error of one approximate kernel value (`ε`, e.g. 0.03)")
-	fs.Float64Var(&f.opts.TargetR2, "r2", calibrate.DefaultTargetR2, "R² against the true kernel the choices aim for (`0..1`; below it when the data cannot support it, as the summary says)")
-	var mf marginalFlags
-	fs.StringVar(&mf.label, "point-label", "", "marginal transfer: the input lines' per-point label array `field`; adds a marginal_transfer family whose sigma_p, sigma_x and features are chosen by cross-validation over sets (needs --in)")
-	fs.StringVar(&mf.name, "point-family", "mt", "with --point-label: the `name` of the marginal_transfer family")
-	cc, err := parseClientFlags(fs, args)
+	f, mf, cc, err := parseCalibrateFlags(args, stderr)
 	if err != nil {
 		return err
-	}
-	if f.out == "" {
-		return usageError("--out is required")
-	}
-	if (f.in == "") == (f.topic == "") {
-		return usageError("give exactly one of --in FILE or --from-topic TOPIC")
-	}
-	if mf.label != "" && f.in == "" {
-		return usageError("--point-label FIELD needs --in FILE (labelled JSON lines)")
-	}
-	if f.report != "" && f.report == f.out {
-		return usageError("--report and --out name the same file")
 	}
 	specOut, reportOut, err := openCalibrationOutputs(ctx, f)
 	if err != nil {
@@ -88,19 +56,7 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	prog := newProgress(stderr, "calibrate")
 	defer prog.done()
-	var sets []calibrate.Set
-	var labelled []calibrate.LabelledSet
-	switch {
-	case mf.label != "":
-		sets, labelled, f.dim, err = readLabelledLines(f.in, f.dim, f.maxSets, mf.label)
-	case f.in != "":
-		sets, f.dim, err = readCalibrationLines(f.in, f.dim, f.maxSets, f.label)
-	default:
-		cc.brokers = strings.Split(f.brokers, ",")
-		tctx, cancel := context.WithTimeout(ctx, f.topicTimeout)
-		sets, f.dim, err = readCalibrationTopic(tctx, cc, f.topic, f.dim, f.maxSets, stderr, prog)
-		cancel()
-	}
+	sets, labelled, err := readCalibrationInput(ctx, &f, mf, cc, stderr, prog)
 	if err != nil {
 		return err
 	}
@@ -123,6 +79,62 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	_, err = io.WriteString(stdout, grid)
 	return err
+}
+
+// parseCalibrateFlags defines and parses calibrate's flags and checks their combinations.
+func parseCalibrateFlags(args []string, stderr io.Writer) (calibrateFlags, marginalFlags, clusterConn, error) {
+	fs := newFlagSet("calibrate", "", "Reads a sample of sets (JSON lines as embed takes them, or the first sets of a points topic),\nproposes dim, bounds, bandwidths, hdd grid/basis/lambdas, the l2 basis, sigmas and feature\ncounts with the rule for each (by cross-validated accuracy when the sets carry --label),\nchecks the proposal against the kernel between the true distributions as estimated from the\nsample (R² per family), and writes the spec (and optionally an HTML report). Same input and\nflags, same spec bytes.", stderr)
+	var f calibrateFlags
+	fs.StringVar(&f.in, "in", "", "input JSON lines, one set per line as embed takes them (`file`, - for stdin)")
+	fs.StringVar(&f.topic, "from-topic", "", "read the first --max-sets sets of this points `topic` instead of --in")
+	fs.StringVar(&f.brokers, "brokers", envOr("BROKERS", "127.0.0.1:9092"), "bootstrap brokers for --from-topic (DISTFEAT_BROKERS; `host:port,...`)")
+	fs.DurationVar(&f.topicTimeout, "topic-timeout", time.Minute, "--from-topic: give up reading after this `duration`")
+	fs.IntVar(&f.maxSets, "max-sets", 1000, "read at most this many `sets`")
+	fs.IntVar(&f.dim, "dim", 0, "point `dimension` (0: from --spec, else from the first JSON record)")
+	fs.StringVar(&f.families, "families", "", "families to calibrate, comma-separated (`names`; default: all of --spec, or mmd,hdd_js,l2)")
+	fs.StringVar(&f.specPath, "spec", "", "base spec whose families are tuned; its other fields are kept (`file`)")
+	fs.StringVar(&f.out, "out", "", "write the proposed spec to this `file` (required; - for stdout)")
+	fs.StringVar(&f.report, "report", "", "also write a self-contained HTML report to this `file`")
+	fs.StringVar(&f.label, "label", "", "--in: each line's class is in this JSON `field` (removed before decoding); labelled sets make calibrate choose bandwidths and feature counts by cross-validated accuracy")
+	fs.IntVar(&f.opts.MaxSets, "sample-sets", calibrate.DefaultMaxSets, "`sets` in the Gram matrices (sub-sampled with the spec's seed)")
+	fs.IntVar(&f.opts.MaxPoints, "sample-points", calibrate.DefaultMaxPoints, "`points` per set in the exact mean-map kernels")
+	fs.Float64Var(&f.opts.Error, "error", calibrate.DefaultError, "target RMS error of one approximate kernel value (`ε`, e.g. 0.03)")
+	fs.Float64Var(&f.opts.TargetR2, "r2", calibrate.DefaultTargetR2, "R² against the true kernel the choices aim for (`0..1`; below it when the data cannot support it, as the summary says)")
+	var mf marginalFlags
+	fs.StringVar(&mf.label, "point-label", "", "marginal transfer: the input lines' per-point label array `field`; adds a marginal_transfer family whose sigma_p, sigma_x and features are chosen by cross-validation over sets (needs --in)")
+	fs.StringVar(&mf.name, "point-family", "mt", "with --point-label: the `name` of the marginal_transfer family")
+	cc, err := parseClientFlags(fs, args)
+	if err != nil {
+		return f, mf, cc, err
+	}
+	switch {
+	case f.out == "":
+		err = usageError("--out is required")
+	case (f.in == "") == (f.topic == ""):
+		err = usageError("give exactly one of --in FILE or --from-topic TOPIC")
+	case mf.label != "" && f.in == "":
+		err = usageError("--point-label FIELD needs --in FILE (labelled JSON lines)")
+	case f.report != "" && f.report == f.out:
+		err = usageError("--report and --out name the same file")
+	}
+	return f, mf, cc, err
+}
+
+// readCalibrationInput reads the sample from --in (with per-point labels for
+// --point-label) or from --from-topic, and sets f.dim when it was 0.
+func readCalibrationInput(ctx context.Context, f *calibrateFlags, mf marginalFlags, cc clusterConn, stderr io.Writer, prog *progress) (sets []calibrate.Set, labelled []calibrate.LabelledSet, err error) {
+	switch {
+	case mf.label != "":
+		sets, labelled, f.dim, err = readLabelledLines(f.in, f.dim, f.maxSets, mf.label)
+	case f.in != "":
+		sets, f.dim, err = readCalibrationLines(f.in, f.dim, f.maxSets, f.label)
+	default:
+		cc.brokers = strings.Split(f.brokers, ",")
+		tctx, cancel := context.WithTimeout(ctx, f.topicTimeout)
+		sets, f.dim, err = readCalibrationTopic(tctx, cc, f.topic, f.dim, f.maxSets, stderr, prog)
+		cancel()
+	}
+	return sets, labelled, err
 }
 
 // openCalibrationOutputs opens --out (nil for -) and --report (nil when not asked for) with

@@ -112,14 +112,34 @@ type Plan struct {
 // NewPlan compiles the transform for the frequencies freqs (F×d, row-major: ω_r at
 // freqs[r*d:(r+1)*d]) in dimension d ∈ {1, 2, 3}.
 func NewPlan(freqs []float64, d int, opt Options) (*Plan, error) {
+	w, tab, err := checkPlanInput(freqs, d, opt)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{d: d, f: len(freqs) / d, ker: &tab, w: w, cells: 1, simd: haveSIMD()}
+	b := newPlanBuild(freqs, opt.Sincos)
+	if err := p.sizeGrid(b, opt.MaxGridCells); err != nil {
+		return nil, err
+	}
+	p.placeTargets(b)
+	p.fourierMatrices(b)
+	if d == 2 {
+		p.transposeForD2()
+	}
+	p.outputFactors(b)
+	return p, nil
+}
+
+// checkPlanInput validates NewPlan's arguments and returns the kernel width and its table.
+func checkPlanInput(freqs []float64, d int, opt Options) (int, kernelTable, error) {
 	if d < 1 || d > 3 {
-		return nil, fmt.Errorf("nufft: dimension %d: supported are 1, 2 and 3", d)
+		return 0, kernelTable{}, fmt.Errorf("nufft: dimension %d: supported are 1, 2 and 3", d)
 	}
 	if len(freqs) == 0 || len(freqs)%d != 0 {
-		return nil, fmt.Errorf("nufft: %d frequency coordinates is not a positive multiple of d = %d", len(freqs), d)
+		return 0, kernelTable{}, fmt.Errorf("nufft: %d frequency coordinates is not a positive multiple of d = %d", len(freqs), d)
 	}
 	if opt.Sincos == nil {
-		return nil, errors.New("nufft: Options.Sincos is required")
+		return 0, kernelTable{}, errors.New("nufft: Options.Sincos is required")
 	}
 	w := opt.Width
 	if w == 0 {
@@ -127,86 +147,120 @@ func NewPlan(freqs []float64, d int, opt Options) (*Plan, error) {
 	}
 	tab, ok := kernelTables[w]
 	if !ok {
-		return nil, fmt.Errorf("nufft: kernel width %d: supported are %v", w, Widths())
+		return 0, kernelTable{}, fmt.Errorf("nufft: kernel width %d: supported are %v", w, Widths())
 	}
 	for i, v := range freqs {
 		if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > 1e6 {
-			return nil, fmt.Errorf("nufft: frequency coordinate %d is %v (finite, |ω| ≤ 1e6 required)", i, v)
+			return 0, kernelTable{}, fmt.Errorf("nufft: frequency coordinate %d is %v (finite, |ω| ≤ 1e6 required)", i, v)
 		}
 	}
-	p := &Plan{d: d, f: len(freqs) / d, ker: &tab, w: w, cells: 1, simd: haveSIMD()}
-	cos := func(x float64) float64 { _, c := opt.Sincos(x); return c }
-	qx, qw := quadrature.GaussLegendreCos(quadNodes, cos)
+	return w, tab, nil
+}
 
-	var delta [3]float64
+// planBuild is NewPlan's working state: the frequencies, the per-dimension grid spacing Δ
+// and stage-2 grid size n2, the range of n2-grid indices the targets reach, and the
+// quadrature for the kernel's transform.
+type planBuild struct {
+	freqs  []float64
+	sincos func(x float64) (sin, cos float64)
+	cos    func(x float64) float64
+	qx, qw []float64 // Gauss–Legendre nodes and weights
+	delta  [3]float64
+	n2     [3]int
+	mhi    [3]int // the largest n2-grid index a target's kernel reaches (p.mlo the smallest)
+}
+
+// newPlanBuild prepares the quadrature of the kernel transform through sincos.
+func newPlanBuild(freqs []float64, sincos func(x float64) (sin, cos float64)) *planBuild {
+	b := &planBuild{freqs: freqs, sincos: sincos}
+	b.cos = func(x float64) float64 { _, c := sincos(x); return c }
+	b.qx, b.qw = quadrature.GaussLegendreCos(quadNodes, b.cos)
+	return b
+}
+
+// phiHat is the kernel's transform Φ at x.
+func (p *Plan) phiHat(b *planBuild, x float64) float64 {
+	return p.ker.transform(x, b.qx, b.qw, b.cos)
+}
+
+// sizeGrid sets Δ_j = π/(σ·S_j) and the grid (L_j, 2L_j+1 points per dimension, the cell
+// count), and the stage-2 sizes n2_j; it fails when a side or the whole grid is too large.
+func (p *Plan) sizeGrid(b *planBuild, maxCells int) error {
+	d, w := p.d, p.w
 	for j := 0; j < d; j++ {
 		s := 1.0 // at least 1: a tiny S would give a needlessly coarse, huge-Δ grid
 		for r := 0; r < p.f; r++ {
-			s = max(s, math.Abs(freqs[r*d+j]))
+			s = max(s, math.Abs(b.freqs[r*d+j]))
 		}
-		delta[j] = math.Pi / float64(sigma*s)
-		p.inv[j] = 1 / delta[j]
+		b.delta[j] = math.Pi / float64(sigma*s)
+		p.inv[j] = 1 / b.delta[j]
 		p.lhalf[j] = int(math.Ceil(float64(0.5*p.inv[j])+float64(0.5*float64(w)))) + 1
 		p.nf[j] = 2*p.lhalf[j] + 1
 		if p.nf[j] > maxGridSide {
-			return nil, fmt.Errorf("nufft: frequencies up to %.4g need %d grid points along dimension %d, more than %d", s, p.nf[j], j, maxGridSide)
+			return fmt.Errorf("nufft: frequencies up to %.4g need %d grid points along dimension %d, more than %d", s, p.nf[j], j, maxGridSide)
 		}
 		p.cells *= p.nf[j]
 	}
-	maxCells := opt.MaxGridCells
 	if maxCells == 0 {
 		maxCells = DefaultMaxGridCells
 	}
 	if p.cells > maxCells {
-		return nil, fmt.Errorf("nufft: a grid of %v = %d cells is more than %d", p.nf[:d], p.cells, maxCells)
+		return fmt.Errorf("nufft: a grid of %v = %d cells is more than %d", p.nf[:d], p.cells, maxCells)
 	}
+	for j := 0; j < d; j++ {
+		b.n2[j] = int(math.Ceil(sigma * float64(p.nf[j])))
+	}
+	return nil
+}
 
-	// Targets: τ_rj = ω_rj·Δ_j, flipped so that τ_r0 ≥ 0; their positions on the n2 grids.
+// placeTargets sets every target's flip flag, its start index on the n2 grids and its w
+// interpolation weights per dimension: τ_rj = ω_rj·Δ_j, flipped so that τ_r0 ≥ 0. It also
+// finds the range of n2-grid indices the targets reach (p.mlo, b.mhi).
+func (p *Plan) placeTargets(b *planBuild) {
+	d, w := p.d, p.w
 	p.start = make([]int32, p.f*d)
 	p.wts = make([]float64, p.f*d*w)
 	p.flip = make([]bool, p.f)
-	p.fr, p.fi = make([]float64, p.f), make([]float64, p.f)
-	var n2 [3]int
-	for j := 0; j < d; j++ {
-		n2[j] = int(math.Ceil(sigma * float64(p.nf[j])))
-	}
 	i0s := make([]int, p.f*d)
 	for j := 0; j < d; j++ {
 		p.mlo[j] = math.MaxInt
 	}
-	mhi := [3]int{math.MinInt, math.MinInt, math.MinInt}
+	b.mhi = [3]int{math.MinInt, math.MinInt, math.MinInt}
 	for r := 0; r < p.f; r++ {
-		p.flip[r] = freqs[r*d] < 0
+		p.flip[r] = b.freqs[r*d] < 0
 		for j := 0; j < d; j++ {
-			tau := float64(freqs[r*d+j] * delta[j])
+			tau := float64(b.freqs[r*d+j] * b.delta[j])
 			if p.flip[r] {
 				tau = -tau
 			}
-			pos := float64(tau*float64(n2[j])) / (2 * math.Pi)
-			i0, t := tab.position(pos)
+			pos := float64(tau*float64(b.n2[j])) / (2 * math.Pi)
+			i0, t := p.ker.position(pos)
 			i0s[r*d+j] = i0
-			tab.values(t, p.wts[(r*d+j)*w:(r*d+j+1)*w])
-			scale := 2 * math.Pi / float64(n2[j])
+			p.ker.values(t, p.wts[(r*d+j)*w:(r*d+j+1)*w])
+			scale := 2 * math.Pi / float64(b.n2[j])
 			for a := 0; a < w; a++ {
 				p.wts[(r*d+j)*w+a] = float64(p.wts[(r*d+j)*w+a] * scale)
 			}
 			p.mlo[j] = min(p.mlo[j], i0)
-			mhi[j] = max(mhi[j], i0+w-1)
+			b.mhi[j] = max(b.mhi[j], i0+w-1)
 		}
 	}
 	for r := range i0s {
 		p.start[r] = int32(i0s[r] - p.mlo[r%d])
 	}
+}
 
-	// Pruned DFT matrices with the stage-2 deconvolution: E_j[m][l] = e^{2πi·m·(l−L)/n2}/ψ̂₂(l−L),
-	// ψ̂₂(k) = α₂·Φ(α₂k), α₂ = w·π/n2.
-	for j := 0; j < d; j++ {
-		p.mcount[j] = mhi[j] - p.mlo[j] + 1
-		nf, l, n := p.nf[j], p.lhalf[j], n2[j]
-		alpha2 := float64(w) * math.Pi / float64(n)
+// fourierMatrices builds the pruned DFT matrices with the stage-2 deconvolution:
+// E_j[m][l] = e^{2πi·m·(l−L)/n2}/ψ̂₂(l−L), ψ̂₂(k) = α₂·Φ(α₂k), α₂ = w·π/n2, for the n2-grid
+// indices m the targets reach.
+func (p *Plan) fourierMatrices(b *planBuild) {
+	for j := 0; j < p.d; j++ {
+		p.mcount[j] = b.mhi[j] - p.mlo[j] + 1
+		nf, l, n := p.nf[j], p.lhalf[j], b.n2[j]
+		alpha2 := float64(p.w) * math.Pi / float64(n)
 		deconv := make([]float64, nf)
 		for i := 0; i < nf; i++ {
-			deconv[i] = 1 / float64(alpha2*tab.transform(float64(alpha2*float64(i-l)), qx, qw, cos))
+			deconv[i] = 1 / float64(alpha2*p.phiHat(b, float64(alpha2*float64(i-l))))
 		}
 		p.er[j] = make([]float64, p.mcount[j]*nf)
 		p.ei[j] = make([]float64, p.mcount[j]*nf)
@@ -214,31 +268,30 @@ func NewPlan(freqs []float64, d int, opt Options) (*Plan, error) {
 			m := p.mlo[j] + mi
 			for i := 0; i < nf; i++ {
 				k := ((m*(i-l))%n + n) % n // exact phase index
-				s, c := opt.Sincos(float64(2*math.Pi*float64(k)) / float64(n))
+				s, c := b.sincos(float64(2*math.Pi*float64(k)) / float64(n))
 				p.er[j][mi*nf+i] = float64(c * deconv[i])
 				p.ei[j][mi*nf+i] = float64(s * deconv[i])
 			}
 		}
 	}
+}
 
-	if d == 2 {
-		p.transposeForD2()
-	}
-
-	// Output factors: e^{iω·½}·Π_j Δ_j/ψ̂₁(ω_j)·2⁻³², ψ̂₁(ω) = α·Φ(αω), α = wΔ/2, so
-	// Δ/ψ̂₁ = 2/(w·Φ(αω)).
+// outputFactors sets every target's factor e^{iω·½}·Π_j Δ_j/ψ̂₁(ω_j)·2⁻³², ψ̂₁(ω) = α·Φ(αω),
+// α = wΔ/2, so Δ/ψ̂₁ = 2/(w·Φ(αω)).
+func (p *Plan) outputFactors(b *planBuild) {
+	d, w := p.d, p.w
+	p.fr, p.fi = make([]float64, p.f), make([]float64, p.f)
 	for r := 0; r < p.f; r++ {
 		phase, amp := 0.0, 0x1p-32
 		for j := 0; j < d; j++ {
-			om := freqs[r*d+j]
+			om := b.freqs[r*d+j]
 			phase += float64(0.5 * om)
-			alpha := float64(float64(w)*delta[j]) / 2
-			amp = float64(amp*2) / float64(float64(w)*tab.transform(float64(alpha*om), qx, qw, cos))
+			alpha := float64(float64(w)*b.delta[j]) / 2
+			amp = float64(amp*2) / float64(float64(w)*p.phiHat(b, float64(alpha*om)))
 		}
-		s, c := opt.Sincos(phase)
+		s, c := b.sincos(phase)
 		p.fr[r], p.fi[r] = float64(amp*c), float64(amp*s)
 	}
-	return p, nil
 }
 
 // Dim is the points' dimension.
