@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,9 +13,12 @@ import (
 	"github.com/distfeat/distfeat/spec"
 )
 
-// TestMeasureMMDBandwidth (opt-in, CALIBRATE_MEASURE=1) logs, per bandwidth of an extended
-// grid, the unlabelled criteria candidates and the cross-validated ridge accuracy of mmd
-// features at that bandwidth.
+// TestMeasureMMDBandwidth (opt-in, CALIBRATE_MEASURE=1; CALIBRATE_NOACC=1 skips the
+// accuracies) logs, per bandwidth of an extended grid, the cross-validated ridge accuracy of
+// mmd features (D 1024) at that bandwidth and unlabelled criteria: ratio (mean MMD²_u / sd,
+// the thesis' two-sample criterion), var (of the off-diagonal Gram entries), gramSNR,
+// embSNR, m2SNR (signal-to-noise variants), same/diff (the ratio over same-class and
+// different-class pairs), sigvar (var minus ¼·var(K_A − K_B)) and rule (calibrate's criterion).
 func TestMeasureMMDBandwidth(t *testing.T) {
 	if os.Getenv("CALIBRATE_MEASURE") == "" {
 		t.Skip("a measurement tool: set CALIBRATE_MEASURE=1")
@@ -37,7 +41,11 @@ func TestMeasureMMDBandwidth(t *testing.T) {
 		{"digits", digits[:900], digits[900:1400]},
 	}
 	for _, sc := range scens {
-		res, err := Calibrate(context.Background(), sc.calib, 2, nil, Options{Families: []string{"mmd"}})
+		var unlabelled []Set
+		for _, s := range sc.calib {
+			unlabelled = append(unlabelled, Set{ID: s.ID, Points: s.Points})
+		}
+		res, err := Calibrate(context.Background(), unlabelled, 2, nil, Options{Families: []string{"mmd"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,6 +65,7 @@ func TestMeasureMMDBandwidth(t *testing.T) {
 		subA, subB := smp.subHalves()
 		gA, _ := mmkGrams(context.Background(), subA, 2, hs, o)
 		gB, _ := mmkGrams(context.Background(), subB, 2, hs, o)
+		hv, _ := mmkGrams(context.Background(), append(slices.Clone(subA), subB...), 2, hs, o)
 		var lines []string
 		for k, h := range hs {
 			c := mmdCriteria(grams[k], gA[k], gB[k], smp.sub, subA, subB, 2)
@@ -67,9 +76,10 @@ func TestMeasureMMDBandwidth(t *testing.T) {
 				acc = specAccuracy(t, sp, "mmd", sc.eval)
 			}
 			c += classRatios(grams[k], gA[k], gB[k], smp.sub, subA, subB, 2, sc.calib, smp)
+			c += fmt.Sprintf("  rule %.4g", variance(offDiagonal(grams[k], len(smp.sub)))-halvesNoise(halfPairs(hv[k], len(smp.sub), 0)))
 			lines = append(lines, fmt.Sprintf("h %-7.4g k %3d  acc %.3f  %s", h, k-10, acc, c))
 		}
-		t.Logf("%s: calibrated h %g, h0 %.4g\n%s", sc.name, res.Spec.Families[0].Bandwidth, h0, strings.Join(lines, "\n"))
+		t.Logf("%s: calibrated (unlabelled) h %g, h0 %.4g\n%s", sc.name, res.Spec.Families[0].Bandwidth, h0, strings.Join(lines, "\n"))
 	}
 }
 
