@@ -3,8 +3,9 @@
 //
 // Every proposed value comes with the rule that produced it (Result.Notes) and the
 // alternatives tried with their scores (Result.Trials), so the printed summary explains the
-// spec: bounds from robust per-axis quantiles; the mmd bandwidth that maximises the ratio of
-// the estimated MMD² between sets to its sampling deviation; the hdd KDE bandwidth, basis,
+// spec: bounds from robust per-axis quantiles; the mmd bandwidth that maximises the
+// estimated variance, over pairs of sets, of the true mean-map kernel (its sampling noise
+// measured by halves and subtracted); the hdd KDE bandwidth, basis,
 // λ count and D, and the l2 basis, by the estimated R² of the features against the kernel
 // between the true distributions (truth.go: a fine reference, its noise measured by
 // splitting each set in halves), saying so when the data cannot reach the target; outer RBF
@@ -249,8 +250,10 @@ type familyTruth struct {
 	ceiling float64
 	// mmd: pairs is the exact mean-map-based kernel of the sub-samples, halfA and halfB
 	// the same from their halves (the noise of the reference).
-	mmd          bool
-	halfA, halfB []float64
+	mmd bool
+	// halfAB, halfBA the kernel between set i's half A and set j's half B and the
+	// reverse (the second-order noise, halvesNoise).
+	halfA, halfB, halfAB, halfBA []float64
 	// estimate, when set, is the estimated R² of kernel values x (pair order) against the
 	// true kernel (l2).
 	estimate func(x []float64) float64

@@ -5,15 +5,23 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // mmd calibrates an mmd family. Bandwidth: the median heuristic h0 only describes the
 // sets (the typical distance inside one); a bandwidth should separate them. On the grid
-// h0·2^(k/2), k = −4…4, the criterion is the one the thesis develops for two-sample tests
-// (§6.3–6.4): the ratio of the estimated MMD² between sets to its sampling standard
-// deviation, here mean over sampled pairs of the unbiased MMD²_u over the pooled standard
-// deviation of one estimate, measured from each sub-sampled set split in halves (the
-// difference of two half-set estimates has four times the variance of a full one). With
+// h0·2^(k/2), k = −4…4 (extended by half-octaves, at most mmdMaxExtensions times on each
+// side, while the best sits at an edge), the criterion is the variance over pairs of
+// sampled sets of the true mean-map kernel between their distributions, estimated like the
+// self-check does: var K − ¼·var(K_A − K_B), K the exact mean-map kernel of the sub-samples
+// and K_A, K_B the same from each set's halves (the halves' difference carries four times
+// the noise variance of one full estimate). A linear model on the features can only use
+// what differs from pair to pair of sets: as h → 0 every kernel value between distinct sets
+// tends to 0, as h → ∞ to 1, and in both limits the Gram matrix is constant; subtracting
+// the noise keeps within-set sampling differences from counting as structure. (The thesis'
+// two-sample criterion, mean MMD²_u over its sd, measures how detectable each single pair's
+// difference is; on a collection of sets it keeps rising towards small h, where every pair —
+// also two sets of one class — looks different and the Gram matrix turns diagonal.) With
 // labels (labelled.go) the bandwidth, second stage and D are chosen by cross-validated
 // accuracy instead. D follows featureCount otherwise; the optional second stage's
 // rbf_sigma is the median MMD between the sample's sets.
@@ -25,35 +33,77 @@ func (c *calibration) mmd(i int) (FamilyResult, familyTruth, error) {
 		h0 = f.Bandwidth
 		why += fmt.Sprintf("; starting from the base bandwidth %g instead", h0)
 	}
-	hs := make([]float64, len(refineSteps))
-	for k, e := range refineSteps {
-		hs[k] = round3(h0 * math.Pow(2, float64(e)/2))
-	}
-	grams, err := mmkGrams(c.ctx, c.smp.sub, c.smp.dim, hs, c.opts)
-	if err != nil {
-		return FamilyResult{}, familyTruth{}, err
-	}
 	subA, subB := c.smp.subHalves()
-	gA, err := mmkGrams(c.ctx, subA, c.smp.dim, hs, c.opts)
-	if err != nil {
+	lo, hi := mmdLimits(c.smp.sub, c.smp.dim)
+	var steps []int
+	var hs, signal, ratio []float64
+	// grams: the exact mean-map kernel of the sub-samples; halves: of the 2S half-sets
+	// (every set's half A, then every set's half B), for each bandwidth.
+	var grams, halves [][]float64
+	// add computes the criterion at the steps ks (prepended or appended to the grid).
+	add := func(ks []int, front bool) error {
+		var nh []float64
+		for _, e := range ks {
+			nh = append(nh, round3(h0*math.Pow(2, float64(e)/2)))
+		}
+		g, err := mmkGrams(c.ctx, c.smp.sub, c.smp.dim, nh, c.opts)
+		if err != nil {
+			return err
+		}
+		hv, err := mmkGrams(c.ctx, append(slices.Clone(subA), subB...), c.smp.dim, nh, c.opts)
+		if err != nil {
+			return err
+		}
+		sg, rt := make([]float64, len(nh)), make([]float64, len(nh))
+		for k := range nh {
+			sg[k] = variance(offDiagonal(g[k], S)) - halvesNoise(halfPairs(hv[k], S, 0))
+			a, b := halvesBlocks(hv[k], S)
+			rt[k] = mmdRatio(g[k], a, b, c.smp.sub, subA, subB, c.smp.dim)
+		}
+		if front {
+			steps, hs, signal, ratio = append(slices.Clone(ks), steps...), append(nh, hs...), append(sg, signal...), append(rt, ratio...)
+			grams, halves = append(g, grams...), append(hv, halves...)
+		} else {
+			steps, hs, signal, ratio = append(steps, ks...), append(hs, nh...), append(signal, sg...), append(ratio, rt...)
+			grams, halves = append(grams, g...), append(halves, hv...)
+		}
+		return nil
+	}
+	if err := add(refineSteps[:], false); err != nil {
 		return FamilyResult{}, familyTruth{}, err
 	}
-	gB, err := mmkGrams(c.ctx, subB, c.smp.dim, hs, c.opts)
-	if err != nil {
-		return FamilyResult{}, familyTruth{}, err
-	}
-	ratio := make([]float64, len(hs))
 	best := len(hs) / 2 // h0 itself when nothing can be compared (one set)
-	for k := range hs {
-		ratio[k] = mmdRatio(grams[k], gA[k], gB[k], c.smp.sub, subA, subB, c.smp.dim)
-		if S >= 2 && ratio[k] > ratio[best] {
-			best = k
+	argmax := func() {
+		best = slices.Index(steps, 0)
+		for k := range hs {
+			if S >= 2 && signal[k] > signal[best] {
+				best = k
+			}
 		}
 	}
+	argmax()
+	var extended []string
+	for round := 0; round < 2*mmdMaxExtensions && S >= 2; round++ {
+		if best == 0 && steps[0] > refineSteps[0]-mmdMaxExtensions && hs[0]/math.Sqrt2 >= lo {
+			if err := add([]int{steps[0] - 1}, true); err != nil {
+				return FamilyResult{}, familyTruth{}, err
+			}
+			extended = append(extended, fmt.Sprintf("down to h0·2^(%d/2)", steps[0]))
+		} else if best == len(hs)-1 && steps[best] < refineSteps[len(refineSteps)-1]+mmdMaxExtensions && hs[best]*math.Sqrt2 <= hi {
+			if err := add([]int{steps[best] + 1}, false); err != nil {
+				return FamilyResult{}, familyTruth{}, err
+			}
+			extended = append(extended, fmt.Sprintf("up to h0·2^(%d/2)", steps[len(steps)-1]))
+		} else {
+			break
+		}
+		argmax()
+	}
 	f.Bandwidth = hs[best]
-	fr := FamilyResult{Grid: hs, Spread: ratio, Marks: []Mark{{"median heuristic", h0}, {"bandwidth", f.Bandwidth}}}
+	fr := FamilyResult{Grid: hs, Spread: sqrtAll(signal), Marks: []Mark{{"median heuristic", h0}, {"bandwidth", f.Bandwidth}}}
 	for k, h := range hs {
-		c.res.Trials = append(c.res.Trials, Trial{Family: f.Name, Setting: fmt.Sprintf("bandwidth %g", h), Score: ratio[k], What: "mean MMD²_u / its sampling sd", Chosen: k == best && c.lab == nil})
+		c.res.Trials = append(c.res.Trials, Trial{Family: f.Name, Setting: fmt.Sprintf("bandwidth %g", h), Score: math.Sqrt(max(signal[k], 0)),
+			What: fmt.Sprintf("est. sd of the true kernel over pairs (MMD²_u/sd %.2f)", ratio[k]), Chosen: k == best && c.lab == nil})
 	}
 	ft := familyTruth{kernel: "mean-map kernel E k(x, y) between the true distributions, estimated by the exact mean-map kernel of the sub-sampled points with its noise measured by halves", mmd: true}
 	if c.lab != nil {
@@ -63,14 +113,19 @@ func (c *calibration) mmd(i int) (FamilyResult, familyTruth, error) {
 		best = slices.Index(hs, f.Bandwidth)
 		fr.Marks[1].Value = f.Bandwidth
 	} else {
+		ext := ""
+		if len(extended) > 0 {
+			ext = fmt.Sprintf(" (the grid extended %s: the best sat at its edge; limits %.3g…%.3g)", strings.Join(extended, ", "), lo, hi)
+		}
 		c.note(i, "bandwidth", strconv.FormatFloat(f.Bandwidth, 'g', -1, 64), fmt.Sprintf(
-			"median heuristic h0 = %.4g (%s, normalised units); refined on h0·2^(k/2), k = −4…4, to the h maximising the mean over %d sampled sets' pairs of MMD²_u over its sampling sd (from halves): %.3g at h0, %.3g at the chosen h = h0·2^(%d/2)",
-			h0, why, S, ratio[len(hs)/2], ratio[best], refineSteps[best]))
+			"median heuristic h0 = %.4g (%s, normalised units); refined on h0·2^(k/2), k = %d…%d%s, to the h maximising the estimated variance over %d sampled sets' pairs of the true mean-map kernel (var K less the noise variance measured by halves): its square root %.4g at h0, %.4g at the chosen h = h0·2^(%d/2), where the noise is %.0f%% of the variance of K",
+			h0, why, steps[0], steps[len(steps)-1], ext, S, math.Sqrt(max(signal[slices.Index(steps, 0)], 0)), math.Sqrt(max(signal[best], 0)), steps[best], 100*halvesNoise(halfPairs(halves[best], S, 0))/variance(offDiagonal(grams[best], S))))
 	}
-	K, KA, KB := grams[best], gA[best], gB[best]
+	K, H := grams[best], halves[best]
 	off := offDiagonal(K, S)
 	fr.Gram = K
-	ft.pairs, ft.halfA, ft.halfB = off, offDiagonal(KA, S), offDiagonal(KB, S)
+	ft.pairs = off
+	ft.halfA, ft.halfB, ft.halfAB, ft.halfBA = halfPairs(H, S, 0)
 	if c.lab == nil {
 		pilot := *f
 		pilot.Features, pilot.RBFSigma, pilot.RBFFeatures = PilotFeatures, 0, 0
@@ -101,7 +156,7 @@ func (c *calibration) mmd(i int) (FamilyResult, familyTruth, error) {
 	fr.Marks = append(fr.Marks, Mark{"rbf_sigma", f.RBFSigma})
 	fr.Gram = outerGram(K, S, f.RBFSigma)
 	ft.pairs = offDiagonal(fr.Gram, S)
-	ft.halfA, ft.halfB = offDiagonal(outerGram(KA, S, f.RBFSigma), S), offDiagonal(outerGram(KB, S, f.RBFSigma), S)
+	ft.halfA, ft.halfB, ft.halfAB, ft.halfBA = halfPairs(H, S, f.RBFSigma)
 	ft.kernel = "exp(−MMD²/2σ²) between the true distributions, estimated from the exact mean-map kernel of the sub-sampled points with its noise measured by halves"
 	if c.lab == nil {
 		pilot := *f
@@ -117,7 +172,92 @@ func (c *calibration) mmd(i int) (FamilyResult, familyTruth, error) {
 	return fr, ft, nil
 }
 
-// mmdRatio is the bandwidth criterion: mean over pairs i < j of the unbiased MMD²_u from
+// mmdMaxExtensions is how many half-octaves the mmd bandwidth grid may grow on each side
+// (within mmdLimits).
+const mmdMaxExtensions = 12
+
+// mmdLimits are the bounds of the grid's extension: below, twice the median distance from
+// a sub-sampled point to its nearest neighbour in its set (at smaller bandwidths a set's
+// mean embedding is a sum of isolated bumps: nothing but the points' own noise); above, the
+// diagonal of the unit cube (beyond it the kernel is quadratic over the data: only means and
+// covariances are compared).
+func mmdLimits(sub [][]float64, d int) (lo, hi float64) {
+	var nn []float64
+	for _, u := range sub {
+		n := len(u) / d
+		for a := 0; a < n; a++ {
+			m := math.Inf(1)
+			for b := 0; b < n; b++ {
+				if b != a {
+					m = math.Min(m, sqDist(u[a*d:(a+1)*d], u[b*d:(b+1)*d]))
+				}
+			}
+			if !math.IsInf(m, 1) {
+				nn = append(nn, math.Sqrt(m))
+			}
+		}
+	}
+	if len(nn) > 0 {
+		lo = 2 * median(nn)
+	}
+	return lo, math.Sqrt(float64(d))
+}
+
+// halvesBlocks returns the S×S blocks of a 2S×2S halves Gram matrix: half A against half
+// A, half B against half B.
+func halvesBlocks(G []float64, S int) (KA, KB []float64) {
+	KA, KB = make([]float64, S*S), make([]float64, S*S)
+	for i := 0; i < S; i++ {
+		for j := 0; j < S; j++ {
+			KA[i*S+j], KB[i*S+j] = G[i*2*S+j], G[(S+i)*2*S+S+j]
+		}
+	}
+	return KA, KB
+}
+
+// halfPairs returns, over the pairs i < j, the kernel between set i's half X and set j's
+// half Y for XY = AA, BB, AB, BA, from a 2S×2S halves Gram matrix: the mean-map kernel
+// itself (sigma 0) or exp(−MMD²/2σ²) of it.
+func halfPairs(G []float64, S int, sigma float64) (aa, bb, ab, ba []float64) {
+	n := 2 * S
+	k := func(x, y int) float64 {
+		if sigma == 0 {
+			return G[x*n+y]
+		}
+		return math.Exp(-math.Max(0, G[x*n+x]+G[y*n+y]-2*G[x*n+y]) / (2 * sigma * sigma))
+	}
+	for i := 0; i < S; i++ {
+		for j := i + 1; j < S; j++ {
+			aa, bb = append(aa, k(i, j)), append(bb, k(S+i, S+j))
+			ab, ba = append(ab, k(i, S+j)), append(ba, k(S+i, j))
+		}
+	}
+	return aa, bb, ab, ba
+}
+
+// halvesNoise is the sampling-noise variance of one full-set kernel value K_ij (i ≠ j),
+// averaged over the pairs, from the half-set values. To first order K_ij is linear in each
+// set's points and a half-set's noise has twice the variance: ¼·var(AA − BB) carries the
+// first-order noise v₁; but the second-order term ⟨δ_i, δ_j⟩ (v₂, the product of both
+// sets' noises) enters AA − BB with eight times its full-set variance, so ¼·var(AA − BB) =
+// v₁ + 2v₂, while AA − AB − BA + BB = ⟨δ_iA − δ_iB, δ_jA − δ_jB⟩ is that term alone, with 16
+// times its variance. The full set's noise v₁ + v₂ is then ¼·var(AA − BB) − v₂.
+func halvesNoise(aa, bb, ab, ba []float64) float64 {
+	v, v2 := halvesNoiseParts(aa, bb, ab, ba)
+	return v - v2
+}
+
+// halvesNoiseParts returns ¼·var(AA − BB) (= v₁ + 2v₂) and v₂ = var(AA − AB − BA + BB)/16.
+func halvesNoiseParts(aa, bb, ab, ba []float64) (quarter, v2 float64) {
+	d, dd := make([]float64, len(aa)), make([]float64, len(aa))
+	for k := range aa {
+		d[k] = aa[k] - bb[k]
+		dd[k] = aa[k] - ab[k] - ba[k] + bb[k]
+	}
+	return variance(d) / 4, variance(dd) / 16
+}
+
+// mmdRatio is the thesis' two-sample criterion, reported beside the chosen one: mean over pairs i < j of the unbiased MMD²_u from
 // the sub-samples (K_ii without its diagonal: (m·K_ii − 1)/(m − 1)) over the pooled sd of
 // one estimate, √(mean (MMD²_A − MMD²_B)²/4) from the halves.
 func mmdRatio(K, KA, KB []float64, sub, subA, subB [][]float64, d int) float64 {

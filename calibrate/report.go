@@ -172,7 +172,7 @@ func heatPlot(title string, z []float64) (*plot.Plot, error) {
 // set-to-set kernel values (mmd) or the leave-one-out log-likelihood of the KDE (hdd).
 func spreadPlot(f FamilyResult) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = f.Name + ": mean MMD²_u over its sampling sd"
+	p.Title.Text = f.Name + ": estimated sd of the true kernel over pairs of sets"
 	p.Y.Label.Text = "ratio"
 	if f.Kind == "hdd" {
 		p.Title.Text = f.Name + ": estimated R² against the true kernel"

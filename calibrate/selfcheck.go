@@ -55,23 +55,27 @@ func (c *calibration) selfCheck() error {
 			ck.R2 = t.estimate(ck.Approx)
 		} else if t.mmd {
 			// The user's features are of the full sets; the reference is the exact kernel
-			// of m sub-sampled points, whose noise (variance v(m) = ¼·var(half A − half B))
-			// shares v(n) = v(m)·m/n with the full sets' estimate.
+			// of m sub-sampled points, whose noise has variance v₁(m) + v₂(m) (first and
+			// second order, halvesNoise); the full sets' estimate shares its first-order
+			// noise v₁(n) = v₁(m)·m/n (the sub-sample is part of the full set; the shared
+			// second-order part is of order (m/n)²·v₂ and left out).
 			col := columnIndex(emb, t.name)
 			var sets [][]float32
 			for _, v := range full {
 				sets = append(sets, v[col])
 			}
 			ck.Approx, ck.Truth, ck.Pairs = innerPairs(sets), t.pairs, len(t.pairs)
-			d := make([]float64, len(t.halfA))
-			for k := range d {
-				d[k] = t.halfA[k] - t.halfB[k]
-			}
 			ratio := make([]float64, len(c.smp.raw))
 			for k := range ratio {
 				ratio[k] = float64(len(c.smp.sub[k])) / float64(len(c.smp.raw[k]))
 			}
-			ck.R2 = truthR2(ck.Approx, ck.Truth, d, d, 0.25*median(ratio), 0.25)
+			quarter, v2 := halvesNoiseParts(t.halfA, t.halfB, t.halfAB, t.halfBA)
+			vx, vt := covariance(ck.Approx, ck.Approx), covariance(ck.Truth, ck.Truth)-(quarter-v2)
+			cxt := covariance(ck.Approx, ck.Truth) - median(ratio)*(quarter-2*v2)
+			ck.R2 = math.NaN()
+			if vt > 0 && vx > 0 {
+				ck.R2 = math.Min(1, math.Max(0, cxt*cxt/(vx*vt)))
+			}
 			ck.R2Smoothed = rSquared(ck.Approx, ck.Truth)
 			for k := range ck.Approx {
 				ck.MaxErr = math.Max(ck.MaxErr, math.Abs(ck.Approx[k]-ck.Truth[k]))
