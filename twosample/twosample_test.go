@@ -146,16 +146,22 @@ func TestBuildErrors(t *testing.T) {
 		}
 	}
 	for name, f := range map[string]func() error{
-		"no bandwidths":   func() error { _, err := NewFeatureMap([]float64{0.5}, nil, 4, src, math.Sincos); return err },
-		"zero bandwidth":  func() error { _, err := NewFeatureMap([]float64{0.5}, []float64{0}, 4, src, math.Sincos); return err },
-		"no frequencies":  func() error { _, err := NewFeatureMap([]float64{0.5}, []float64{1}, 0, src, math.Sincos); return err },
-		"centre outside":  func() error { _, err := NewFeatureMap([]float64{1.5}, []float64{1}, 4, src, math.Sincos); return err },
-		"coinciding pts":  func() error { _, err := MedianBandwidth(make([]float64, 20), 2, 10); return err },
-		"one point":       func() error { _, err := MedianBandwidth([]float64{0.1, 0.2}, 2, 10); return err },
-		"zero dimension":  func() error { _, err := NewFeatureMap(nil, []float64{1}, 4, src, math.Sincos); return err },
-		"nil sincos":      func() error { _, err := NewFeatureMap([]float64{0.5}, []float64{1}, 4, src, nil); return err },
-		"nan bandwidth":   func() error { _, err := NewFeatureMap([]float64{0.5}, []float64{math.NaN()}, 4, src, math.Sincos); return err },
-		"nan centre":      func() error { _, err := NewFeatureMap([]float64{math.NaN()}, []float64{1}, 4, src, math.Sincos); return err },
+		"no bandwidths":  func() error { _, err := NewFeatureMap([]float64{0.5}, nil, 4, src, math.Sincos); return err },
+		"zero bandwidth": func() error { _, err := NewFeatureMap([]float64{0.5}, []float64{0}, 4, src, math.Sincos); return err },
+		"no frequencies": func() error { _, err := NewFeatureMap([]float64{0.5}, []float64{1}, 0, src, math.Sincos); return err },
+		"centre outside": func() error { _, err := NewFeatureMap([]float64{1.5}, []float64{1}, 4, src, math.Sincos); return err },
+		"coinciding pts": func() error { _, err := MedianBandwidth(make([]float64, 20), 2, 10); return err },
+		"one point":      func() error { _, err := MedianBandwidth([]float64{0.1, 0.2}, 2, 10); return err },
+		"zero dimension": func() error { _, err := NewFeatureMap(nil, []float64{1}, 4, src, math.Sincos); return err },
+		"nil sincos":     func() error { _, err := NewFeatureMap([]float64{0.5}, []float64{1}, 4, src, nil); return err },
+		"nan bandwidth": func() error {
+			_, err := NewFeatureMap([]float64{0.5}, []float64{math.NaN()}, 4, src, math.Sincos)
+			return err
+		},
+		"nan centre": func() error {
+			_, err := NewFeatureMap([]float64{math.NaN()}, []float64{1}, 4, src, math.Sincos)
+			return err
+		},
 		"negative centre": func() error { _, err := NewFeatureMap([]float64{-0.1}, []float64{1}, 4, src, math.Sincos); return err },
 	} {
 		if err := f(); !errors.Is(err, ErrConfig) {
