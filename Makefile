@@ -25,28 +25,29 @@ test: vet
 	$(GO) test -race -tags dev -timeout 20m ./...
 	$(MAKE) test-arch
 
-# Same bytes on every architecture and build (README, Guarantees): the embedding golden and
-# bit-identity tests with the portable kernels (-tags purego), with GOAMD64=v3 (implicit FMA
-# fusion allowed) and on arm64 under qemu-user; then `distfeat embed` built for arm64 (qemu),
-# purego and v3 against the committed checksums in cmd/distfeat/testdata/arch. Without
-# qemu-aarch64-static (Debian: qemu-user-static) the arm64 steps fail under CI=true and are
-# skipped with the reason elsewhere.
+# Same bytes on every architecture and build (docs/guarantees.md): the golden and bit-identity
+# tests of embedding and internal/numeric with the portable kernels (-tags purego), with
+# GOAMD64=v3 (implicit FMA fusion allowed) and on arm64 under qemu-user; then `distfeat embed`
+# built for arm64 (qemu), purego and v3 against the committed checksums in
+# cmd/distfeat/testdata/arch. Without qemu-aarch64-static (Debian: qemu-user-static) the arm64
+# steps fail under CI=true and are skipped with the reason elsewhere.
 ARCH_TESTS := '^(TestGolden|TestGoldenRFFPaths|Test.*BitIdentical|TestSincos.*|TestStreamingEqualsBatchEqualsMerged|TestHDDStreaming|TestFugledeExpPortable|TestDeterministicMath.*)$$'
+ARCH_PKGS  := ./embedding/ ./internal/numeric/
 test-arch:
-	$(GO) test -count=1 -tags purego -run $(ARCH_TESTS) ./embedding/
+	$(GO) test -count=1 -tags purego -run $(ARCH_TESTS) $(ARCH_PKGS)
 	@if [ "$$($(GO) env GOHOSTARCH)" = amd64 ] && grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo && grep -qw bmi2 /proc/cpuinfo; then \
-		echo "GOAMD64=v3 $(GO) test ./embedding/"; GOAMD64=v3 $(GO) test -count=1 -run $(ARCH_TESTS) ./embedding/; \
+		echo "GOAMD64=v3 $(GO) test $(ARCH_PKGS)"; GOAMD64=v3 $(GO) test -count=1 -run $(ARCH_TESTS) $(ARCH_PKGS); \
 	else echo "test-arch: skipping the GOAMD64=v3 run: not an amd64 host with AVX2, FMA and BMI2"; fi
 	@if command -v qemu-aarch64-static >/dev/null 2>&1; then \
-		echo "GOARCH=arm64 $(GO) test -exec qemu-aarch64-static ./embedding/"; \
-		GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64-static -run $(ARCH_TESTS) ./embedding/; \
+		echo "GOARCH=arm64 $(GO) test -exec qemu-aarch64-static $(ARCH_PKGS)"; \
+		GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64-static -run $(ARCH_TESTS) $(ARCH_PKGS); \
 	elif [ "$$CI" = true ]; then echo "test-arch: qemu-aarch64-static not found; .ci/run installs qemu-user-static" >&2; exit 1; \
 	else echo "test-arch: skipping the arm64 run: qemu-aarch64-static not installed (apt-get install qemu-user-static)"; fi
 	DISTFEAT_TEST_ARCH=1 $(GO) test -count=1 -timeout 15m -run '^TestEmbed(GoldenBytes|CrossArch)$$' ./cmd/distfeat/
 
 # Micro-benchmarks per family (ns/point, ns/window).
 bench:
-	$(GO) test -tags dev -run '^$$' -bench . -benchmem ./embedding/...
+	$(GO) test -tags dev -run '^$$' -bench . -benchmem ./embedding/... ./internal/numeric/
 
 # End-to-end throughput through the embedded broker, with the raw consume→produce ceiling.
 bench-e2e: build
@@ -61,7 +62,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeJSON$$' -fuzztime $(FUZZTIME) ./schema/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeArrow$$' -fuzztime $(FUZZTIME) ./schema/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeFeatures$$' -fuzztime $(FUZZTIME) ./schema/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseSpec$$' -fuzztime $(FUZZTIME) ./embedding/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseSpec$$' -fuzztime $(FUZZTIME) ./spec/
 
 # Two worker processes, 10 M points, one killed mid-run; then 100 000 concurrent keys.
 soak: build

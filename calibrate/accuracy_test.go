@@ -11,6 +11,7 @@ import (
 
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/examples/exampledata"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // TestAccuracyGain measures what calibrate buys on a labelled task: the example classes
@@ -40,12 +41,12 @@ func TestAccuracyGain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		hand := embedding.DefaultSpec()
+		hand := spec.DefaultSpec()
 		hand.Bounds = minMaxBounds(append(append([]exampledata.Set{}, train...), test...))
 		specs := []struct {
 			name string
-			spec *embedding.Spec
-		}{{"default", embedding.DefaultSpec()}, {"default + min/max bounds", hand}, {"calibrated", res.Spec}}
+			spec *spec.Spec
+		}{{"default", spec.DefaultSpec()}, {"default + min/max bounds", hand}, {"calibrated", res.Spec}}
 		acc := map[string]map[string]float64{}
 		var lines []string
 		for _, sp := range specs {
@@ -88,14 +89,14 @@ func concentrate(sets []exampledata.Set) []exampledata.Set {
 	return out
 }
 
-func minMaxBounds(sets []exampledata.Set) embedding.Bounds {
+func minMaxBounds(sets []exampledata.Set) spec.Bounds {
 	lo, hi := []float64{math.Inf(1), math.Inf(1)}, []float64{math.Inf(-1), math.Inf(-1)}
 	for _, s := range sets {
 		for i, v := range s.Points {
 			lo[i%2], hi[i%2] = math.Min(lo[i%2], v), math.Max(hi[i%2], v)
 		}
 	}
-	return embedding.Bounds{Lo: lo, Hi: hi}
+	return spec.Bounds{Lo: lo, Hi: hi}
 }
 
 // embedded is every set's feature vectors under one spec.
@@ -104,7 +105,7 @@ type embedded struct {
 	vecs [][][]float32
 }
 
-func embedSets(t *testing.T, spec *embedding.Spec, sets []exampledata.Set) embedded {
+func embedSets(t *testing.T, spec *spec.Spec, sets []exampledata.Set) embedded {
 	t.Helper()
 	emb, err := embedding.New(spec)
 	if err != nil {

@@ -21,7 +21,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // Set is one sample set: its ID and raw (not normalised) points, row-major.
@@ -87,7 +87,7 @@ type Check struct {
 
 // Result is a calibrated spec with everything needed to explain and plot it.
 type Result struct {
-	Spec  *embedding.Spec
+	Spec  *spec.Spec
 	Notes []Note
 	// Sets is the number of input sets, Sampled the number used for Gram matrices.
 	Sets, Sampled int
@@ -152,7 +152,7 @@ func (o Options) progress(stage string, done, total int) {
 // sets are taken in ID order). base supplies the families to tune,
 // the seed and out_of_bounds (nil: built from opts.Families); its bounds and tuned fields
 // are replaced, every other field is kept.
-func Calibrate(ctx context.Context, sets []Set, dim int, base *embedding.Spec, opts Options) (*Result, error) {
+func Calibrate(ctx context.Context, sets []Set, dim int, base *spec.Spec, opts Options) (*Result, error) {
 	opts = opts.withDefaults()
 	tmpl, err := specTemplate(base, dim, opts.Families)
 	if err != nil {
@@ -172,7 +172,7 @@ func Calibrate(ctx context.Context, sets []Set, dim int, base *embedding.Spec, o
 	}
 	res.Sampled, res.Points = len(smp.raw), smp.points()
 	res.Bounds = proposeBounds(smp.raw, dim)
-	tmpl.Bounds = embedding.Bounds{Lo: res.Bounds.Lo, Hi: res.Bounds.Hi}
+	tmpl.Bounds = spec.Bounds{Lo: res.Bounds.Lo, Hi: res.Bounds.Hi}
 	res.Notes = append(res.Notes, res.Bounds.notes()...)
 	smp.normalise(res.Bounds)
 	res.WithinDist = withinDistances(smp, tmpl.Seed)
@@ -187,7 +187,7 @@ func Calibrate(ctx context.Context, sets []Set, dim int, base *embedding.Spec, o
 		return nil, err
 	}
 	// Round trip through the strict parser: the written spec must be exactly what loads.
-	spec, err := embedding.ParseSpec(tmpl.CanonicalJSON())
+	spec, err := spec.ParseSpec(tmpl.CanonicalJSON())
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: proposed spec does not validate: %w", err)
 	}
@@ -200,7 +200,7 @@ type calibration struct {
 	ctx  context.Context
 	opts Options
 	smp  *sample
-	spec *embedding.Spec
+	spec *spec.Spec
 	res  *Result
 	// truths holds, per family, the exact kernel over the sample pairs the self-check
 	// compares against (filled by the family calibrations).

@@ -12,6 +12,7 @@ import (
 
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/synth"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // synthSets are the demo's synthetic sets (truncated Gaussian mixtures on [0,1]²).
@@ -211,7 +212,7 @@ func TestSelfCheckSynthetic(t *testing.T) {
 	if checked != 2 {
 		t.Fatalf("%d families checked, want mmd and hdd_js", checked)
 	}
-	if _, err := embedding.ParseSpec(res.Spec.CanonicalJSON()); err != nil {
+	if _, err := spec.ParseSpec(res.Spec.CanonicalJSON()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -241,10 +242,10 @@ func TestDeterministic(t *testing.T) {
 // optional second stages (mmd rbf_sigma, l2 sigma) are sized and checked too — in spec
 // version 2 with the orthogonal projection it gives every stage, measured as such.
 func TestBaseSpecStages(t *testing.T) {
-	var base *embedding.Spec
+	var base *spec.Spec
 	for _, version := range []int{1, 2} {
 		var err error
-		base, err = embedding.ParseSpec([]byte(fmt.Sprintf(`{"version":%d,"dim":2,"seed":9,"families":[
+		base, err = spec.ParseSpec([]byte(fmt.Sprintf(`{"version":%d,"dim":2,"seed":9,"families":[
 	 {"name":"m","kind":"mmd","bandwidth":0.1,"rbf_sigma":1,"rbf_features":64},
 	 {"name":"h","kind":"hdd","divergence":"hellinger","sigma":0.5,"lambdas":3},
 	 {"name":"l","kind":"l2","basis":30,"sigma":1,"features":64}]}`, version)))

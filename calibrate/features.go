@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // Feature-count rule constants.
@@ -60,7 +60,7 @@ func featureCount(mse, r2 float64, o Options) (int, string) {
 // has PilotFeatures features, and
 // returns the mean squared error and the R² of the column's inner products against truth
 // (pairs i < j, row-major).
-func (c *calibration) pilot(f embedding.Family, sub bool, truth []float64) (mse, r2 float64, err error) {
+func (c *calibration) pilot(f spec.Family, sub bool, truth []float64) (mse, r2 float64, err error) {
 	vecs, err := c.embedColumn(f, f.Name, sub)
 	if err != nil {
 		return 0, 0, err

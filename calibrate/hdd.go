@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // hdd rules.
@@ -223,9 +224,9 @@ func (c *calibration) l2(i int) (FamilyResult, familyTruth, error) {
 
 // embedColumn embeds every sampled set (its sub-sample when sub) with a one-family spec
 // and returns the named column.
-func (c *calibration) embedColumn(f embedding.Family, col string, sub bool) ([][]float32, error) {
+func (c *calibration) embedColumn(f spec.Family, col string, sub bool) ([][]float32, error) {
 	// The proposal's version: it decides the projection a family without one gets.
-	spec := &embedding.Spec{Version: c.spec.Version, Seed: c.spec.Seed, Dim: c.spec.Dim, Bounds: c.spec.Bounds, OutOfBounds: "clip", Families: []embedding.Family{f}}
+	spec := &spec.Spec{Version: c.spec.Version, Seed: c.spec.Seed, Dim: c.spec.Dim, Bounds: c.spec.Bounds, OutOfBounds: "clip", Families: []spec.Family{f}}
 	emb, err := embedding.New(spec)
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: family %s: %w", f.Name, err)

@@ -5,13 +5,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // specTemplate returns the spec the calibration fills in: a copy of base restricted to the
 // named families, or, without a base, the default spec's settings with families built from
 // their names.
-func specTemplate(base *embedding.Spec, dim int, names []string) (*embedding.Spec, error) {
+func specTemplate(base *spec.Spec, dim int, names []string) (*spec.Spec, error) {
 	if dim < 1 {
 		return nil, fmt.Errorf("calibrate: dim must be ≥ 1, got %d", dim)
 	}
@@ -19,8 +19,8 @@ func specTemplate(base *embedding.Spec, dim int, names []string) (*embedding.Spe
 		if len(names) == 0 {
 			names = []string{"mmd", "hdd_js", "l2"}
 		}
-		def := embedding.DefaultSpec()
-		s := &embedding.Spec{Version: 1, Seed: def.Seed, Dim: dim, OutOfBounds: def.OutOfBounds}
+		def := spec.DefaultSpec()
+		s := &spec.Spec{Version: 1, Seed: def.Seed, Dim: dim, OutOfBounds: def.OutOfBounds}
 		for _, n := range names {
 			f, err := familyByName(n, dim)
 			if err != nil {
@@ -34,7 +34,7 @@ func specTemplate(base *embedding.Spec, dim int, names []string) (*embedding.Spe
 		return nil, fmt.Errorf("calibrate: the base spec has dim %d, the sets have dim %d", base.Dim, dim)
 	}
 	s := *base
-	s.Bounds = embedding.Bounds{Lo: slices.Clone(base.Bounds.Lo), Hi: slices.Clone(base.Bounds.Hi)}
+	s.Bounds = spec.Bounds{Lo: slices.Clone(base.Bounds.Lo), Hi: slices.Clone(base.Bounds.Hi)}
 	s.Families = nil
 	for _, f := range base.Families {
 		if len(names) == 0 || slices.Contains(names, f.Name) {
@@ -42,7 +42,7 @@ func specTemplate(base *embedding.Spec, dim int, names []string) (*embedding.Spe
 		}
 	}
 	for _, n := range names {
-		if !slices.ContainsFunc(base.Families, func(f embedding.Family) bool { return f.Name == n }) {
+		if !slices.ContainsFunc(base.Families, func(f spec.Family) bool { return f.Name == n }) {
 			return nil, fmt.Errorf("calibrate: --families %q: the base spec has no family of that name", n)
 		}
 	}
@@ -54,12 +54,12 @@ func specTemplate(base *embedding.Spec, dim int, names []string) (*embedding.Spe
 
 // familyByName builds a family from one of the names mmd, l2, hdd_js, hdd_hellinger,
 // hdd_tv, with the default spec's settings (the tuned fields are overwritten later).
-func familyByName(name string, dim int) (embedding.Family, error) {
+func familyByName(name string, dim int) (spec.Family, error) {
 	switch {
 	case name == "mmd":
-		return embedding.Family{Name: name, Kind: "mmd", Features: 1024, Bandwidth: 0.1}, nil
+		return spec.Family{Name: name, Kind: "mmd", Features: 1024, Bandwidth: 0.1}, nil
 	case name == "l2":
-		return embedding.Family{Name: name, Kind: "l2", Basis: 100}, nil
+		return spec.Family{Name: name, Kind: "l2", Basis: 100}, nil
 	case strings.HasPrefix(name, "hdd_"):
 		div := strings.TrimPrefix(name, "hdd_")
 		if div != "js" && div != "hellinger" && div != "tv" {
@@ -73,9 +73,9 @@ func familyByName(name string, dim int) (embedding.Family, error) {
 		if div == "tv" {
 			sigma = 1
 		}
-		return embedding.Family{Name: name, Kind: "hdd", Divergence: div, Features: 4096, Sigma: sigma,
+		return spec.Family{Name: name, Kind: "hdd", Divergence: div, Features: 4096, Sigma: sigma,
 			Lambdas: 5, LambdaSampling: "stratified", Basis: basis, Grid: 64, KDEBandwidth: 0.02,
 			Boundary: "reflect", DensityFloor: 1e-6, Mode: mode}, nil
 	}
-	return embedding.Family{}, fmt.Errorf("calibrate: family %q: without --spec the families are mmd, l2, hdd_js, hdd_hellinger, hdd_tv", name)
+	return spec.Family{}, fmt.Errorf("calibrate: family %q: without --spec the families are mmd, l2, hdd_js, hdd_hellinger, hdd_tv", name)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/synth"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // TestHDDAgainstTrueDensities measures the hdd_js family of the calibrated spec against the
@@ -28,7 +29,7 @@ func TestHDDAgainstTrueDensities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	def := embedding.DefaultSpec()
+	def := spec.DefaultSpec()
 	def.Families = def.Families[1:2]
 	const g = 128
 	dens := make([][]float64, n)
@@ -61,12 +62,12 @@ func TestHDDAgainstTrueDensities(t *testing.T) {
 	r2 := map[string]float64{}
 	for _, sp := range []struct {
 		name string
-		spec *embedding.Spec
+		spec *spec.Spec
 	}{{"default", def}, {"calibrated", res.Spec}} {
-		spec := *sp.spec
-		spec.Families = append([]embedding.Family(nil), sp.spec.Families...)
-		spec.Families[0].Coefficients = true
-		emb, err := embedding.New(&spec)
+		cp := *sp.spec
+		cp.Families = append([]spec.Family(nil), sp.spec.Families...)
+		cp.Families[0].Coefficients = true
+		emb, err := embedding.New(&cp)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +79,7 @@ func TestHDDAgainstTrueDensities(t *testing.T) {
 			}
 			vecs[i] = emb.Embed(u)
 		}
-		sigma := spec.Families[0].Sigma
+		sigma := cp.Families[0].Sigma
 		var rho2, kEst, kTrue []float64
 		for i := 0; i < n; i++ {
 			for j := i + 1; j < n; j++ {
@@ -95,7 +96,7 @@ func TestHDDAgainstTrueDensities(t *testing.T) {
 		}
 		r2[sp.name] = rSquared(rho2, js)
 		t.Logf("%-10s kde_bandwidth %-6g grid %-3d basis %-3d D %-4d σ %-5g: R²(‖A−A′‖², JS) %.4f (mean relative error %+.1f%%), R²(kernel) %.4f",
-			sp.name, spec.Families[0].KDEBandwidth, spec.Families[0].Grid, spec.Families[0].Basis, spec.Families[0].Features, sigma,
+			sp.name, cp.Families[0].KDEBandwidth, cp.Families[0].Grid, cp.Families[0].Basis, cp.Families[0].Features, sigma,
 			rSquared(rho2, js), 100*bias/float64(len(js)), rSquared(kEst, kTrue))
 	}
 	if r2["calibrated"] < r2["default"]-0.01 {

@@ -13,7 +13,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the README's configuration table from config.Variables")
 
 const (
-	readmePath  = "../README.md"
+	readmePath  = "../docs/configuration.md"
 	tableBegin  = "<!-- configuration table: generated from config.Variables by `go test ./config -run TestREADMETable -update` -->\n"
 	tableFinish = "<!-- end of configuration table -->\n"
 )

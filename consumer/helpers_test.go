@@ -21,6 +21,7 @@ import (
 	"github.com/distfeat/distfeat/internal/testbroker"
 	"github.com/distfeat/distfeat/producer"
 	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/spec"
 	"github.com/distfeat/distfeat/window"
 )
 
@@ -46,7 +47,7 @@ func newHarness(t *testing.T, partitions int, specJSON string) *harness {
 // newHarnessEnv is newHarness on a broker the test manages itself (fault injection, restarts).
 func newHarnessEnv(t *testing.T, env testbroker.Env, specJSON string) *harness {
 	t.Helper()
-	spec, err := embedding.ParseSpec([]byte(specJSON))
+	spec, err := spec.ParseSpec([]byte(specJSON))
 	if err != nil {
 		t.Fatalf("spec: %v", err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/distfeat/distfeat/internal/testbroker"
 	"github.com/distfeat/distfeat/processor"
 	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/spec"
 	"github.com/distfeat/distfeat/window"
 )
 
@@ -62,7 +63,7 @@ func TestStartupMissingTopic(t *testing.T) {
 // limit is refused by NewWorker, naming the variable, rather than stalling every partition
 // on its first window.
 func TestFeatureRecordTooLargeAtStartup(t *testing.T) {
-	spec, err := embedding.ParseSpec([]byte(`{"version":1,"seed":7,"dim":2,"bounds":{"lo":[0,0],"hi":[1,1]},
+	spec, err := spec.ParseSpec([]byte(`{"version":1,"seed":7,"dim":2,"bounds":{"lo":[0,0],"hi":[1,1]},
  "families":[{"name":"mmd","kind":"mmd","features":4096,"bandwidth":0.2}]}`))
 	if err != nil {
 		t.Fatal(err)

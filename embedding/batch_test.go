@@ -1,14 +1,17 @@
 package embedding
 
 import (
+	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/spec"
+
 	"fmt"
 	"math"
 	"testing"
 	"time"
 )
 
-// TestRFFDotBatchBitIdentical: every θ of rffDotBatch, on every path, equals the definition
-// of rffDot's summation order bit for bit, for window and row counts around the tile
+// TestRFFDotBatchBitIdentical: every θ of numeric.RFFDotBatch, on every path, equals the definition
+// of numeric.RFFDot's summation order bit for bit, for window and row counts around the tile
 // kernels' 4 rows × 6 and × 4 windows and lengths with every tail n mod 8, including values
 // that make −0 lanes.
 func TestRFFDotBatchBitIdentical(t *testing.T) {
@@ -34,7 +37,7 @@ func TestRFFDotBatchBitIdentical(t *testing.T) {
 					theta := make([]float64, (nw-1)*ldt+rows+1)
 					sentinel := len(theta) - 1
 					theta[sentinel] = 777
-					rffDotBatch(p, omega, n, rows, a, nw, theta[:sentinel], ldt)
+					numeric.RFFDotBatch(p, omega, n, rows, a, nw, theta[:sentinel], ldt)
 					if theta[sentinel] != 777 {
 						t.Fatalf("n=%d rows=%d nw=%d path %v wrote past theta", n, rows, nw, p)
 					}
@@ -103,7 +106,7 @@ func TestRFFApplyBatchBitIdentical(t *testing.T) {
 // default spec (mmd, hdd js joint d=2, l2), the second stages (mmd rbf, l2 rff) in d=3,
 // and hdd variants (marginal, hellinger, tv, iid λs, coefficients column, boundary none,
 // odd grid, d=1 and joint d=3).
-func batchTestSpecs(t *testing.T) map[string]*Spec {
+func batchTestSpecs(t *testing.T) map[string]*spec.Spec {
 	t.Helper()
 	specs := testSpecs(t)
 	for name, doc := range map[string]string{
@@ -120,7 +123,7 @@ func batchTestSpecs(t *testing.T) map[string]*Spec {
 			{"name": "m_o", "kind": "mmd", "features": 64, "bandwidth": 0.2, "rbf_sigma": 0.7, "rbf_features": 90, "projection": "orthogonal"},
 			{"name": "l_o", "kind": "l2", "basis": 20, "sigma": 0.3, "features": 40, "projection": "orthogonal"}]}`,
 	} {
-		s, err := ParseSpec([]byte(doc))
+		s, err := spec.ParseSpec([]byte(doc))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -133,7 +136,7 @@ func batchTestSpecs(t *testing.T) map[string]*Spec {
 // (empty ones, a single point, up to a few thousand points, with clustered and uniform
 // points), exactly the bits of Sketch.Finalize, for every family and spec variant, with
 // batches larger than finalizeBatchMax, sketches of two embedders interleaved, on every
-// rffDot path, and spread over 1, 2 or 5 goroutines (FinalizeBatchParallel).
+// numeric.RFFDot path, and spread over 1, 2 or 5 goroutines (FinalizeBatchParallel).
 func TestFinalizeBatchBitIdentical(t *testing.T) {
 	specs := batchTestSpecs(t)
 	var es []*Embedder
@@ -187,7 +190,7 @@ func TestFinalizeBatchBitIdentical(t *testing.T) {
 			}
 			for i, s := range sketches {
 				if !equalVectors(got[i], want[i]) {
-					t.Fatalf("path %v, %d workers: window %d (spec %s, %d points) differs from Finalize", p, workers, i, s.e.spec.ID(), s.Count())
+					t.Fatalf("path %v, %d workers: window %d (sp %s, %d points) differs from Finalize", p, workers, i, s.e.spec.ID(), s.Count())
 				}
 			}
 			for fam, n := range wantCalls {
@@ -235,7 +238,7 @@ func TestProjectionOrthogonalWired(t *testing.T) {
 		}
 		fam := e.spec.Families[i]
 		sigma := fam.Sigma
-		if fam.Kind == kindMMD {
+		if fam.Kind == spec.KindMMD {
 			sigma = fam.RBFSigma
 		}
 		want := newOrthogonalRFF(NewRNG(8, streams[i]), m.in, m.out, sigma)
@@ -247,7 +250,7 @@ func TestProjectionOrthogonalWired(t *testing.T) {
 	}
 }
 
-// TestProjLanesPaths: projLanes on every path equals the per-lane definition (two
+// TestProjLanesPaths: numeric.ProjLanes on every path equals the per-lane definition (two
 // alternating partial sums of rounded products) bit for bit, for lane counts around the
 // kernels' 32 and 8 and odd and even table lengths, with signed zeros and extreme values.
 func TestProjLanesPaths(t *testing.T) {
@@ -277,7 +280,7 @@ func TestProjLanesPaths(t *testing.T) {
 			}
 			for _, p := range dotPaths(t) {
 				got := make([]float64, lanes)
-				projLanes(p, th, v, ld, got)
+				numeric.ProjLanes(p, th, v, ld, got)
 				for k := range got {
 					if math.Float64bits(got[k]) != math.Float64bits(want[k]) {
 						t.Fatalf("h=%d lanes=%d path %v lane %d: %v, definition %v", h, lanes, p, k, got[k], want[k])
@@ -288,7 +291,7 @@ func TestProjLanesPaths(t *testing.T) {
 	}
 }
 
-// TestHDDCellsPaths: hddCells on every path equals the scalar definition with sincos bit
+// TestHDDCellsPaths: numeric.HDDCells on every path equals the scalar definition with sincos bit
 // for bit: cell counts around the kernel's 8, runs of equal ln p̂ (cells at the floor),
 // zeros, every quadrant of λ·ln p̂, and the fallback when |λ·ln p̂| could leave the
 // polynomial kernel's range.
@@ -315,14 +318,14 @@ func TestHDDCellsPaths(t *testing.T) {
 			cr, ci := rng.Normal(), rng.Normal()
 			wantR, wantI := make([]float64, n), make([]float64, n)
 			for c, l := range lnp {
-				sn, cs := sincos(lam * l)
+				sn, cs := numeric.Sincos(lam * l)
 				re, im := float64(sq[c]*cs)-1, float64(sq[c]*sn)
 				wantR[c] = float64(cr*re) - float64(ci*im)
 				wantI[c] = float64(ci*re) + float64(cr*im)
 			}
 			for _, p := range dotPaths(t) {
 				fr, fi := make([]float64, n), make([]float64, n)
-				hddCells(p, lam, cr, ci, sq, lnp, fr, fi, maxAbsL)
+				numeric.HDDCells(p, lam, cr, ci, sq, lnp, fr, fi, maxAbsL)
 				for c := range fr {
 					if math.Float64bits(fr[c]) != math.Float64bits(wantR[c]) || math.Float64bits(fi[c]) != math.Float64bits(wantI[c]) {
 						t.Fatalf("n=%d λ=%v path %v cell %d (ln p̂ = %v): (%v, %v), definition (%v, %v)",
@@ -364,7 +367,7 @@ func TestRFFEmitPaths(t *testing.T) {
 			m := &rff{scale: math.Sqrt(2 / float64(2*n))}
 			want := make([]float32, 2*n)
 			for i, th := range theta {
-				s, c := sincos(th)
+				s, c := numeric.Sincos(th)
 				want[2*i], want[2*i+1] = float32(m.scale*s), float32(m.scale*c)
 			}
 			for _, p := range dotPaths(t) {

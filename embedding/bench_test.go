@@ -1,6 +1,9 @@
 package embedding
 
 import (
+	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/spec"
+
 	"fmt"
 	"testing"
 )
@@ -27,9 +30,9 @@ func BenchmarkMMDAdd(b *testing.B) {
 		e := mustNew(b, mmdSpec(d, 1024, 0.1, 42))
 		fam := e.fams[0].(*mmdFamily)
 		u := uniformPoints(NewRNG(1, "bench"), benchBatch, d)
-		for _, path := range []mmdPath{mmdPathAVX512, mmdPathAVX2, mmdPathPortable} {
+		for _, path := range []numeric.MMDPath{numeric.MMDPathAVX512, numeric.MMDPathAVX2, numeric.MMDPathPortable} {
 			b.Run(fmt.Sprintf("d=%d/%v", d, path), func(b *testing.B) {
-				if !mmdPathSupported(path) {
+				if !numeric.MMDPathSupported(path) {
 					b.Skipf("kernel path %v is not supported on this machine", path)
 				}
 				saved := fam.path
@@ -49,7 +52,7 @@ func BenchmarkMMDAdd(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
-				mmdAccumulateSincos(fam.omega, u, benchBatch, d, fam.hp, acc)
+				numeric.MMDAccumulateSincos(fam.omega, u, benchBatch, d, fam.hp, acc)
 			}
 			reportPoints(b, benchBatch)
 		})
@@ -61,9 +64,9 @@ func BenchmarkMMDFinalize(b *testing.B) {
 	plain := mmdSpec(2, 1024, 0.1, 42)
 	rbf := mmdSpec(2, 1024, 0.1, 42)
 	rbf.Families[0].RBFSigma, rbf.Families[0].RBFFeatures = 1, 1024
-	for name, spec := range map[string]*Spec{"D=1024": plain, "D=1024+rbf1024": rbf} {
+	for name, sp := range map[string]*spec.Spec{"D=1024": plain, "D=1024+rbf1024": rbf} {
 		b.Run(name, func(b *testing.B) {
-			e := mustNew(b, spec)
+			e := mustNew(b, sp)
 			s := e.NewSketch()
 			s.Add(uniformPoints(NewRNG(1, "bench"), benchBatch, 2))
 			b.ReportAllocs()
@@ -98,9 +101,9 @@ func BenchmarkL2Finalize(b *testing.B) {
 	plain := l2Spec(2, 100)
 	staged := l2Spec(2, 100)
 	staged.Families[0].Sigma, staged.Families[0].Features = 1, 1024
-	for name, spec := range map[string]*Spec{"basis=100": plain, "basis=100+rff1024": staged} {
+	for name, sp := range map[string]*spec.Spec{"basis=100": plain, "basis=100+rff1024": staged} {
 		b.Run(name, func(b *testing.B) {
-			e := mustNew(b, spec)
+			e := mustNew(b, sp)
 			s := e.NewSketch()
 			s.Add(uniformPoints(NewRNG(1, "bench"), benchBatch, 2))
 			b.ReportAllocs()
@@ -116,7 +119,7 @@ func BenchmarkL2Finalize(b *testing.B) {
 // BenchmarkEmbedDefaultSpec is one whole window of 2500 points through the default spec
 // (mmd + hdd_js + l2): Add plus Finalize, the worker's per-window work.
 func BenchmarkEmbedDefaultSpec(b *testing.B) {
-	e := mustNew(b, DefaultSpec())
+	e := mustNew(b, spec.DefaultSpec())
 	u := uniformPoints(NewRNG(1, "bench"), 2500, 2)
 	s := e.NewSketch()
 	b.ReportAllocs()
@@ -136,7 +139,7 @@ func BenchmarkAddWorkers(b *testing.B) {
 	for _, n := range []int{500, 2500} {
 		for _, workers := range []int{1, 2} {
 			b.Run(fmt.Sprintf("points=%d/workers=%d", n, workers), func(b *testing.B) {
-				e, err := New(DefaultSpec(), WithAddWorkers(workers))
+				e, err := New(spec.DefaultSpec(), WithAddWorkers(workers))
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,16 +1,18 @@
 // Package embedding turns sets of points into fixed-length feature vectors whose inner
 // products approximate kernels between the underlying distributions (DESIGN §2–3).
 //
-// A Spec (ParseSpec, LoadSpec, DefaultSpec) is compiled by New into an Embedder, which
-// holds every family's random draws (made from the frozen RNG, so features are a pure
-// function of the spec and the points). Raw points are mapped into the unit cube by
+// A spec.Spec (spec.ParseSpec, spec.LoadSpec, spec.DefaultSpec) is compiled by New into an
+// Embedder, which holds every family's random draws (made from the frozen RNG, so features
+// are a pure function of the spec and the points). Raw points are mapped into the unit cube by
 // Embedder.Normalize and accumulated in a Sketch: a fixed-size, mergeable, fixed-point
 // per-window state whose Finalize gives one float32 vector per Column. Because the
 // accumulators are integers, a window's features are bit-identical however its points
 // were split across Add calls and merged sketches, on every machine.
 //
 // Families: mmd (mean embedding with random Fourier features, mmd.go), l2 (orthonormal
-// cosine projection, l2.go) and hdd (homogeneous density distances, hdd.go).
+// cosine projection, l2.go) and hdd (homogeneous density distances, hdd.go); each kind of
+// the spec is compiled through the registry in kinds.go (docs/adding-a-kind.md). The
+// numeric kernels the families run on are in internal/numeric.
 package embedding
 
 import (
@@ -18,6 +20,8 @@ import (
 	"fmt"
 	"math"
 	"sync"
+
+	"github.com/distfeat/distfeat/spec"
 )
 
 // Column is one output vector: a family's features, or an hdd family's `<name>_coef`.
@@ -40,7 +44,7 @@ var (
 // Embedder is a compiled spec: every family's random draws are made once, in New, and are
 // shared read-only by all sketches. It is safe for concurrent use; its sketches are not.
 type Embedder struct {
-	spec    *Spec
+	spec    *spec.Spec
 	id      string
 	dim     int
 	lo      []float64
@@ -71,12 +75,12 @@ func WithAddWorkers(n int) Option {
 
 // New validates spec and compiles it, configured by opts. The spec is copied: later changes
 // to it have no effect.
-func New(spec *Spec, opts ...Option) (*Embedder, error) {
-	if spec == nil {
-		return nil, &SpecError{Msg: "nil spec"}
+func New(sp *spec.Spec, opts ...Option) (*Embedder, error) {
+	if sp == nil {
+		return nil, &spec.SpecError{Msg: "nil spec"}
 	}
-	s := spec.clone()
-	if err := s.validate(nil); err != nil {
+	s := sp.Clone()
+	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	e := &Embedder{
@@ -110,20 +114,8 @@ func New(spec *Spec, opts ...Option) (*Embedder, error) {
 	return e, nil
 }
 
-// compileFamily compiles the spec's idx-th family of a validated spec.
-func compileFamily(s *Spec, idx int) (family, error) {
-	switch s.Families[idx].Kind {
-	case kindMMD:
-		return compileMMD(s, idx)
-	case kindL2:
-		return compileL2(s, idx)
-	default: // kindHDD: validation admits no other kind
-		return compileHDD(s, idx)
-	}
-}
-
 // Spec returns a copy of the resolved spec the embedder was compiled from.
-func (e *Embedder) Spec() *Spec { return e.spec.clone() }
+func (e *Embedder) Spec() *spec.Spec { return e.spec.Clone() }
 
 // Dim is the dimension of the points.
 func (e *Embedder) Dim() int { return e.dim }

@@ -5,16 +5,17 @@ import (
 	"fmt"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // A spec is parsed strictly, its defaults are filled in, and its spec_id is the hash of the
 // canonical JSON: writing a default explicitly does not change it.
 func ExampleParseSpec() {
-	short, err := embedding.ParseSpec([]byte(`{"dim": 2, "families": [{"name": "m", "kind": "mmd", "bandwidth": 0.1}]}`))
+	short, err := spec.ParseSpec([]byte(`{"dim": 2, "families": [{"name": "m", "kind": "mmd", "bandwidth": 0.1}]}`))
 	if err != nil {
 		panic(err)
 	}
-	long, err := embedding.ParseSpec([]byte(`{"version": 1, "seed": 42, "dim": 2,
+	long, err := spec.ParseSpec([]byte(`{"version": 1, "seed": 42, "dim": 2,
 		"families": [{"name": "m", "kind": "mmd", "bandwidth": 0.1, "features": 1024}]}`))
 	if err != nil {
 		panic(err)
@@ -22,8 +23,8 @@ func ExampleParseSpec() {
 	fmt.Println(string(short.CanonicalJSON()))
 	fmt.Println(short.ID(), short.ID() == long.ID())
 
-	_, err = embedding.ParseSpec([]byte(`{"dim": 2, "families": [{"name": "m", "kind": "mmd", "bandwidth": 0.1, "grid": 8}]}`))
-	var se *embedding.SpecError
+	_, err = spec.ParseSpec([]byte(`{"dim": 2, "families": [{"name": "m", "kind": "mmd", "bandwidth": 0.1, "grid": 8}]}`))
+	var se *spec.SpecError
 	fmt.Println(errors.As(err, &se), se.Field)
 	// Output:
 	// {"bounds":{"hi":[1,1],"lo":[0,0]},"dim":2,"families":[{"bandwidth":0.1,"features":1024,"kind":"mmd","name":"m"}],"out_of_bounds":"clip","seed":42,"version":1}
@@ -34,13 +35,13 @@ func ExampleParseSpec() {
 // New compiles a spec once; Embed turns one window of points (normalised into the unit
 // cube) into one vector per output column.
 func ExampleNew() {
-	spec, err := embedding.ParseSpec([]byte(`{"dim": 2, "bounds": {"lo": [0, 0], "hi": [10, 10]},
+	sp, err := spec.ParseSpec([]byte(`{"dim": 2, "bounds": {"lo": [0, 0], "hi": [10, 10]},
 		"families": [{"name": "m", "kind": "mmd", "bandwidth": 0.2, "features": 8},
 		             {"name": "l", "kind": "l2", "basis": 3}]}`))
 	if err != nil {
 		panic(err)
 	}
-	emb, err := embedding.New(spec)
+	emb, err := embedding.New(sp)
 	if err != nil {
 		panic(err)
 	}
@@ -64,7 +65,7 @@ func ExampleNew() {
 // A Sketch accumulates a window's points in any split; merged sketches finalise to the
 // same bits as one sketch fed every point.
 func ExampleSketch() {
-	emb, err := embedding.New(embedding.DefaultSpec())
+	emb, err := embedding.New(spec.DefaultSpec())
 	if err != nil {
 		panic(err)
 	}

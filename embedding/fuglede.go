@@ -1,10 +1,10 @@
 package embedding
 
 import (
+	"github.com/distfeat/distfeat/internal/numeric"
+
 	"fmt"
 	"math"
-
-	"github.com/distfeat/distfeat/internal/quadrature"
 )
 
 // Fuglede measures of the hdd divergences (DESIGN §3.3).
@@ -113,7 +113,7 @@ func (v divergence) measureDensity(lambda float64) float64 {
 // jsDensity is 1/(cosh(πλ)(1+4λ²)) = 2e^{−πλ}/((1+e^{−2πλ})(1+4λ²)), λ ≥ 0, evaluated with
 // the portable exponential so that the λ quantiles are identical on every amd64 CPU.
 func jsDensity(lambda float64) float64 {
-	e := expPortable(-math.Pi * lambda)
+	e := numeric.Exp(-math.Pi * lambda)
 	return 2 * e / ((1 + float64(e*e)) * (1 + float64(4*lambda*lambda)))
 }
 
@@ -140,7 +140,7 @@ const (
 func newLambdaSampler(div divergence) *lambdaSampler {
 	s := &lambdaSampler{div: div}
 	if div == divJS {
-		s.gx, s.gw = gaussLegendre(jsNodes)
+		s.gx, s.gw = numeric.GaussLegendre(jsNodes)
 		s.cum = make([]float64, jsPanels+1)
 		for k := 0; k < jsPanels; k++ {
 			a := float64(float64(k) * jsPanel)
@@ -199,7 +199,7 @@ func (s *lambdaSampler) quantile(q float64) float64 {
 		if q >= 1 {
 			return math.Inf(1)
 		}
-		return 0.5 * tanPortable(0.5*math.Pi*q)
+		return 0.5 * numeric.Tan(0.5*math.Pi*q)
 	}
 	z := s.div.mass()
 	target := float64(q * z)
@@ -260,55 +260,4 @@ func drawLambdas(div divergence, m int, iid bool, rng *RNG) []float64 {
 		out[j] = s.quantile(q)
 	}
 	return out
-}
-
-// gaussLegendre is the n-point Gauss–Legendre rule on [−1, 1] (see quadrature.GaussLegendre).
-// Its initial guesses use the portable cosine, so the nodes are the same on every architecture.
-func gaussLegendre(n int) (x, w []float64) { return quadrature.GaussLegendreCos(n, cosPortable) }
-
-// expPortable is eˣ computed in pure Go (the fdlibm algorithm of Go's portable math.exp).
-// math.Exp on amd64 uses an assembly kernel that switches to FMA instructions when the CPU
-// has them, so its last bit can differ between machines; compile-time quantities that
-// enter features (KDE weights, js λ quantiles) use this function instead.
-func expPortable(x float64) float64 {
-	const (
-		ln2Hi     = 6.93147180369123816490e-01
-		ln2Lo     = 1.90821492927058770002e-10
-		log2e     = 1.44269504088896338700e+00
-		overflow  = 7.09782712893383973096e+02
-		underflow = -7.45133219101941108420e+02
-		nearZero  = 1.0 / (1 << 28)
-
-		p1 = 1.66666666666666657415e-01
-		p2 = -2.77777777770155933842e-03
-		p3 = 6.61375632143793436117e-05
-		p4 = -1.65339022054652515390e-06
-		p5 = 4.13813679705723846039e-08
-	)
-	switch {
-	case math.IsNaN(x) || math.IsInf(x, 1):
-		return x
-	case math.IsInf(x, -1):
-		return 0
-	case x > overflow:
-		return math.Inf(1)
-	case x < underflow:
-		return 0
-	case -nearZero < x && x < nearZero:
-		return 1 + x
-	}
-	var k int
-	switch {
-	case x < 0:
-		k = int(float64(log2e*x) - 0.5)
-	case x > 0:
-		k = int(float64(log2e*x) + 0.5)
-	}
-	hi := x - float64(float64(k)*ln2Hi)
-	lo := float64(float64(k) * ln2Lo)
-	r := hi - lo
-	t := float64(r * r)
-	c := r - float64(t*(p1+float64(t*(p2+float64(t*(p3+float64(t*(p4+float64(t*p5)))))))))
-	y := 1 - ((lo - float64(r*c)/(2-c)) - hi)
-	return math.Ldexp(y, k)
 }

@@ -1,6 +1,8 @@
 package embedding
 
 import (
+	"github.com/distfeat/distfeat/internal/numeric"
+
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -71,15 +73,15 @@ func vectorSum(v []float32) string {
 
 // goldenFeatures computes the checksum of every column of every test spec on the fixed
 // input, once per mmd kernel path in paths.
-func goldenFeatures(t *testing.T, paths []mmdPath, points int) (ids map[string]string, sums map[mmdPath]map[string]string) {
+func goldenFeatures(t *testing.T, paths []numeric.MMDPath, points int) (ids map[string]string, sums map[numeric.MMDPath]map[string]string) {
 	t.Helper()
-	ids, sums = map[string]string{}, map[mmdPath]map[string]string{}
+	ids, sums = map[string]string{}, map[numeric.MMDPath]map[string]string{}
 	for _, p := range paths {
 		sums[p] = map[string]string{}
 	}
-	for name, spec := range testSpecs(t) {
-		e := mustNew(t, spec) // a private copy: its kernel path is changed below
-		ids[name] = spec.ID()
+	for name, sp := range testSpecs(t) {
+		e := mustNew(t, sp) // a private copy: its kernel path is changed below
+		ids[name] = sp.ID()
 		u := uniformPoints(NewRNG(7, "golden-points"), points, e.Dim())
 		for _, p := range paths {
 			for _, f := range e.fams {
@@ -104,9 +106,9 @@ func TestGolden(t *testing.T) {
 		g.RNG.Seed, g.RNG.Stream = 42, "mmd"
 		g.RNG.Uint64, g.RNG.Float64, g.RNG.Normal = goldenRNG()
 		g.Input.Seed, g.Input.Stream, g.Input.Points = 7, "golden-points", points
-		var all map[mmdPath]map[string]string
-		g.SpecIDs, all = goldenFeatures(t, []mmdPath{mmdBestPath()}, points)
-		g.Features = all[mmdBestPath()]
+		var all map[numeric.MMDPath]map[string]string
+		g.SpecIDs, all = goldenFeatures(t, []numeric.MMDPath{numeric.MMDBestPath()}, points)
+		g.Features = all[numeric.MMDBestPath()]
 		b, err := json.MarshalIndent(g, "", "  ")
 		if err != nil {
 			t.Fatal(err)
@@ -142,9 +144,9 @@ func TestGolden(t *testing.T) {
 		}
 	}
 
-	var paths []mmdPath
-	for _, path := range []mmdPath{mmdPathAVX512, mmdPathAVX2, mmdPathPortable} {
-		if mmdPathSupported(path) {
+	var paths []numeric.MMDPath
+	for _, path := range []numeric.MMDPath{numeric.MMDPathAVX512, numeric.MMDPathAVX2, numeric.MMDPathPortable} {
+		if numeric.MMDPathSupported(path) {
 			paths = append(paths, path)
 		} else {
 			t.Logf("mmd kernel path %v is not supported here; golden checked on the others", path)
@@ -153,7 +155,7 @@ func TestGolden(t *testing.T) {
 	ids, all := goldenFeatures(t, paths, g.Input.Points)
 	for name, id := range g.SpecIDs {
 		if ids[name] != id {
-			t.Errorf("spec_id of the %q test spec changed: %s → %s (canonical JSON changed); %s", name, id, ids[name], why)
+			t.Errorf("spec_id of the %q test sp changed: %s → %s (canonical JSON changed); %s", name, id, ids[name], why)
 		}
 	}
 	for _, path := range paths {

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"sync"
 	"testing"
+
+	"github.com/distfeat/distfeat/spec"
 )
 
 // The Gram-matrix experiment of the AAAI paper (§5 and its appendix), DESIGN §9: N = 50
@@ -172,7 +174,7 @@ func gramRuns() []struct {
 		projection string
 	}
 	for _, div := range allDivergences {
-		for _, p := range []string{projectionGaussian, projectionOrthogonal} {
+		for _, p := range []string{spec.ProjectionGaussian, spec.ProjectionOrthogonal} {
 			runs = append(runs, struct {
 				div        divergence
 				projection string
@@ -213,7 +215,7 @@ func TestGramExperiment(t *testing.T) {
 	for _, run := range gramRuns() {
 		div, projection := run.div, run.projection
 		sigma := sigmas[div]
-		f := mustCompileHDD(t, hddTestSpec(2, func(fm *Family) {
+		f := mustCompileHDD(t, hddTestSpec(2, func(fm *spec.Family) {
 			fm.Name, fm.Divergence, fm.Features, fm.Sigma, fm.Coefficients = "hdd_"+div.String(), div.String(), gramFeatures, sigma, true
 			fm.Projection = projection
 		}))

@@ -1,6 +1,9 @@
 package embedding
 
 import (
+	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/spec"
+
 	"fmt"
 	"math"
 	"sync"
@@ -27,7 +30,7 @@ import (
 //     cell and reused across λs (a cell with p̂ = 0, possible only with density_floor 0,
 //     takes the limit p̂^{½+iλ} = 0).
 //  3. Re and Im of g_λ are projected onto the cosine basis V (basis.go) by the midpoint
-//     rule a_α(f) = G^{−gd} Σ_c φ_α(u_c) f(u_c), one axis at a time with a G×(maxIndex+1)
+//     rule a_α(f) = G^{−gd} Σ_c φ_α(u_c) f(u_c), one axis at a time with a G×(numeric.MaxIndex+1)
 //     table (projPlan); the first contraction uses φ's mirror symmetry about ½ to halve
 //     its work. Midpoint-sampled cosines with index < G are exactly orthogonal (DCT-II),
 //     so the map is a partial isometry and ‖A(p)−A(q)‖² ≤ the discrete L2 distance.
@@ -43,8 +46,6 @@ import (
 
 // Limits that keep a spec from compiling into an unusable family.
 const (
-	// maxHDDCells bounds the cells of one grid (G^gd): 2²⁴ cells is 128 MiB of sketch.
-	maxHDDCells = 1 << 24
 	// fixedOne is the total fixed-point weight of one point (1.0 · 2³²).
 	fixedOne = int64(1) << 32
 	// maxJointDim bounds d in joint mode (G ≥ 2 and the cell limit imply d ≤ 24 anyway).
@@ -81,9 +82,9 @@ type hddFamily struct {
 
 // compileHDD compiles spec.Families[idx] (kind hdd) of a validated, defaulted spec; it
 // trusts validation (Spec.validate checks every value, limit and the grid's resolution).
-func compileHDD(spec *Spec, idx int) (family, error) {
-	fam := &spec.Families[idx]
-	d := spec.Dim
+func compileHDD(sp *spec.Spec, idx int) (family, error) {
+	fam := &sp.Families[idx]
+	d := sp.Dim
 	f := &hddFamily{name: fam.Name, dim: d, g: fam.Grid, coef: fam.Coefficients}
 	f.div, _ = parseDivergence(fam.Divergence)
 	f.marginal = fam.Mode == "marginal"
@@ -99,13 +100,13 @@ func compileHDD(spec *Spec, idx int) (family, error) {
 		f.strides[j] = ipow(f.g+2, f.gd-1-j)
 	}
 
-	basis := cosineIndices(f.gd, fam.Basis)
+	basis := numeric.CosineIndices(f.gd, fam.Basis)
 	f.nv = len(basis)
 	f.plan = newProjPlan(f.g, basis)
 
 	m := fam.Lambdas
 	iid := fam.LambdaSampling == "iid"
-	f.lambdas = drawLambdas(f.div, m, iid, NewRNG(spec.Seed, fam.Name+"/lambda"))
+	f.lambdas = drawLambdas(f.div, m, iid, NewRNG(sp.Seed, fam.Name+"/lambda"))
 	scale := math.Sqrt(f.div.mass() / float64(m))
 	f.cr, f.ci = make([]float64, m), make([]float64, m)
 	for j, l := range f.lambdas {
@@ -124,7 +125,7 @@ func compileHDD(spec *Spec, idx int) (family, error) {
 	f.floor = fam.DensityFloor
 	f.blockLen = 2 * m * f.nv
 	f.coefLen = f.blockLen * f.ngrids
-	f.rff = newProjectionRFF(spec.projectionOf(fam), NewRNG(spec.Seed, fam.Name), f.coefLen, fam.Features, fam.Sigma)
+	f.rff = newProjectionRFF(sp.ProjectionOf(fam), NewRNG(sp.Seed, fam.Name), f.coefLen, fam.Features, fam.Sigma)
 
 	f.cols = []Column{{Name: fam.Name, Family: fam.Name, Len: fam.Features}}
 	if f.coef {
@@ -156,7 +157,7 @@ type hddScratch struct {
 // of a G×G grid (densT[c·G + o] = dens[o·G + c]): with the gd = 2 AVX-512 kernels, whose
 // projection takes that layout (projPlan.use2D) and whose KDE produces it (kdeMass2T).
 func (f *hddFamily) transposed() bool {
-	return f.plan.use2D() && kdeLanesSupported(f.plan.path)
+	return f.plan.use2D() && numeric.KDELanesSupported(f.plan.path)
 }
 
 func (f *hddFamily) newScratch() *hddScratch {
@@ -200,7 +201,7 @@ func (s *hddSketch) addMarginal(u []float64, d int) {
 		pt := u[i : i+d]
 		for j, x := range pt {
 			p, w := binCoord(x, g)
-			f1 := toFixed(w)
+			f1 := numeric.ToFixed(w)
 			b := j*n + p
 			c[b] += fixedOne - f1
 			c[b+1] += f1
@@ -217,9 +218,9 @@ func (s *hddSketch) add2(u []float64) {
 	for i := 0; i+2 <= len(u); i += 2 {
 		px, wx := binCoord(u[i], g)
 		py, wy := binCoord(u[i+1], g)
-		f01 := toFixed((1 - wx) * wy)
-		f10 := toFixed(wx * (1 - wy))
-		f11 := toFixed(wx * wy)
+		f01 := numeric.ToFixed((1 - wx) * wy)
+		f10 := numeric.ToFixed(wx * (1 - wy))
+		f11 := numeric.ToFixed(wx * wy)
 		b := px*n + py
 		c[b] += fixedOne - f01 - f10 - f11
 		c[b+1] += f01
@@ -230,7 +231,7 @@ func (s *hddSketch) add2(u []float64) {
 
 // addJoint bins points onto the (G+2)^d nodes: corner bits select node p_j+1 (bit set,
 // weight w_j) or p_j (weight 1−w_j) per axis, axis 0 in the highest bit. Corners
-// 1..2^d−1 are rounded with toFixed; corner 0 takes the remainder so each point adds
+// 1..2^d−1 are rounded with numeric.ToFixed; corner 0 takes the remainder so each point adds
 // exactly 2³².
 func (s *hddSketch) addJoint(u []float64, d int) {
 	f := s.f
@@ -256,7 +257,7 @@ func (s *hddSketch) addJoint(u []float64, d int) {
 					wt *= 1 - w1[j]
 				}
 			}
-			fx := toFixed(wt)
+			fx := numeric.ToFixed(wt)
 			rem -= fx
 			c[base+off] += fx
 		}
@@ -375,7 +376,7 @@ func (f *hddFamily) cellCoefficients(a, dens []float64, twoD bool, sc *hddScratc
 	sq, lnp, fr, fi := sc.sq[:len(dens)], sc.lnp[:len(dens)], sc.fr[:len(dens)], sc.fi[:len(dens)]
 	maxAbsL := 0.0
 	if f.needLog {
-		maxAbsL = hddLogSqrt(f.plan.path, dens, sq, lnp)
+		maxAbsL = numeric.HDDLogSqrt(f.plan.path, dens, sq, lnp)
 	} else {
 		for c, p := range dens {
 			sq[c] = math.Sqrt(p)
@@ -401,7 +402,7 @@ func (f *hddFamily) cellCoefficients(a, dens []float64, twoD bool, sc *hddScratc
 			clear(blk[nv:])
 			continue
 		}
-		hddCells(f.plan.path, lam, cr, ci, sq, lnp, fr, fi, maxAbsL)
+		numeric.HDDCells(f.plan.path, lam, cr, ci, sq, lnp, fr, fi, maxAbsL)
 		if twoD {
 			f.plan.project2DT(blk[:nv], blk[nv:], fr, fi, sc.proj.d2)
 		} else {
@@ -433,8 +434,8 @@ type projPlan struct {
 	th    [][]float64 // th[m][c] = c(m)·cos(π m (c+½)/G)/G for c < ⌈G/2⌉
 	t     [][]float64 // the full rows, c < G, exactly mirror-symmetric: t[m][G−1−c] = (−1)^m t[m][c]
 	steps []projStep
-	path  dotPath    // kernel of projLanes (project2D, gd = 2); every path gives the same bits
-	sec   []secGroup // project2DT's second-axis groups (gd = 2)
+	path  numeric.Path // kernel of numeric.ProjLanes (project2D, gd = 2); every path gives the same bits
+	sec   []secGroup   // project2DT's second-axis groups (gd = 2)
 }
 
 type projStep struct{ m, src []int }
@@ -447,8 +448,8 @@ type projScratch struct {
 
 func newProjPlan(g int, basis [][]int) *projPlan {
 	gd := len(basis[0])
-	k := maxIndex(basis)
-	p := &projPlan{g: g, gd: gd, half: (g + 1) / 2, path: dotBestPath()}
+	k := numeric.MaxIndex(basis)
+	p := &projPlan{g: g, gd: gd, half: (g + 1) / 2, path: numeric.BestPath()}
 	p.th, p.t = make([][]float64, k+1), make([][]float64, k+1)
 	for m := 0; m <= k; m++ {
 		p.th[m], p.t[m] = make([]float64, p.half), make([]float64, g)
@@ -536,7 +537,7 @@ func (p *projPlan) project(dst, fn []float64, sc *projScratch) {
 			if m&1 == 1 {
 				v = minus
 			}
-			o2[s] = dot(p.th[m], v)
+			o2[s] = numeric.Dot(p.th[m], v)
 		}
 	}
 	cur, nsIn := out, ns
@@ -568,27 +569,6 @@ func (p *projPlan) project(dst, fn []float64, sc *projScratch) {
 		}
 		cur, nsIn = out, ns
 	}
-}
-
-// dot2 is (Σ t·x, Σ t·y) over len(t), two partial sums each.
-func dot2(t, x, y []float64) (float64, float64) {
-	x, y = x[:len(t)], y[:len(t)]
-	var a0, a1, b0, b1 float64
-	i := 0
-	for ; i+2 <= len(t); i += 2 {
-		tt := t[i : i+2 : i+2]
-		xx := x[i : i+2 : i+2]
-		yy := y[i : i+2 : i+2]
-		a0 += float64(tt[0] * xx[0])
-		b0 += float64(tt[0] * yy[0])
-		a1 += float64(tt[1] * xx[1])
-		b1 += float64(tt[1] * yy[1])
-	}
-	if i < len(t) {
-		a0 += float64(t[i] * x[i])
-		b0 += float64(t[i] * y[i])
-	}
-	return a0 + a1, b0 + b1
 }
 
 // project2 projects two functions at once (Re and Im of g_λ) sharing the table loads;
@@ -627,7 +607,7 @@ func (p *projPlan) project2(dstR, dstI, fr, fi []float64, sc *projScratch) {
 			if m&1 == 1 {
 				vr, vi = minusR, minusI
 			}
-			oR[s], oI[s] = dot2(p.th[m], vr, vi)
+			oR[s], oI[s] = numeric.Dot2(p.th[m], vr, vi)
 		}
 	}
 	curR, curI, nsIn := outR, outI, ns
@@ -663,74 +643,5 @@ func (p *projPlan) project2(dstR, dstI, fr, fi []float64, sc *projScratch) {
 			}
 		}
 		curR, curI, nsIn = outR, outI, ns
-	}
-}
-
-// hddLogSqrt sets sq[c] = √p and lnp[c] = ln p (logPortable) for p = dens[c] > 0, 0 for
-// any other p (p = 0: p^{½+iλ} = 0 = √p·e^{i·0}), and returns the largest |lnp[c]|. With
-// AVX-512 the cells go 8 at a time through logPortable's operations (cells_amd64.s); a
-// block of 8 with a subnormal or infinite density, and the cells left over, go through
-// hddLogSqrtGo (every path gives the same bits; TestHDDLogSqrtPaths).
-func hddLogSqrt(path dotPath, dens, sq, lnp []float64) float64 {
-	maxAbs := 0.0
-	for k := 0; k < len(dens); {
-		done, m, ran := hddLogSqrtSIMD(path, dens[k:], sq[k:], lnp[k:])
-		k += done
-		maxAbs = max(maxAbs, m)
-		e := len(dens)
-		if ran {
-			e = min(k+8, e) // the block the kernel stopped at, or the cells left over
-		}
-		maxAbs = max(maxAbs, hddLogSqrtGo(dens[k:e], sq[k:e], lnp[k:e]))
-		k = e
-	}
-	return maxAbs
-}
-
-// hddLogSqrtGo is the portable hddLogSqrt.
-func hddLogSqrtGo(dens, sq, lnp []float64) float64 {
-	sq, lnp = sq[:len(dens)], lnp[:len(dens)]
-	maxAbs := 0.0
-	for c, p := range dens {
-		sq[c] = math.Sqrt(p)
-		l := 0.0
-		if p > 0 {
-			l = logPortable(p)
-		}
-		lnp[c] = l
-		maxAbs = max(maxAbs, math.Abs(l))
-	}
-	return maxAbs
-}
-
-// hddCells computes g_λ's real and imaginary parts at the cells: for each c,
-// (sin, cos) = sincos(lam·lnp[c]), re = sq[c]·cos − 1, im = sq[c]·sin,
-// fr[c] = cr·re − ci·im and fi[c] = ci·re + cr·im, each operation rounded. With AVX-512 the
-// cells go 8 at a time through the same operations (cells_amd64.s), which needs every
-// |lam·lnp[c]| within the polynomial kernel's range (maxAbsL bounds |lnp|; the margin of
-// 2 covers the rounding of the product); otherwise, and for the cells left over,
-// hddCellsGo.
-func hddCells(path dotPath, lam, cr, ci float64, sq, lnp, fr, fi []float64, maxAbsL float64) {
-	k := 0
-	if math.Abs(lam)*maxAbsL <= sincosMaxArg/2 {
-		k = hddCellsSIMD(path, lam, cr, ci, sq, lnp, fr, fi)
-	}
-	hddCellsGo(lam, cr, ci, sq[k:], lnp[k:], fr[k:], fi[k:])
-}
-
-// hddCellsGo is the portable hddCells. Runs of equal densities (cells at the floor,
-// typically) reuse the last sin/cos (sincos(lam·0) = (0, 1) starts the run).
-func hddCellsGo(lam, cr, ci float64, sq, lnp, fr, fi []float64) {
-	sq, fr, fi = sq[:len(lnp)], fr[:len(lnp)], fi[:len(lnp)]
-	lastL, sn, cs := 0.0, 0.0, 1.0
-	for c, l := range lnp {
-		if l != lastL {
-			sn, cs = sincos(lam * l)
-			lastL = l
-		}
-		s := sq[c]
-		re, im := float64(s*cs)-1, float64(s*sn)
-		fr[c] = float64(cr*re) - float64(ci*im)
-		fi[c] = float64(ci*re) + float64(cr*im)
 	}
 }

@@ -3,6 +3,8 @@ package embedding
 import (
 	"fmt"
 	"testing"
+
+	"github.com/distfeat/distfeat/spec"
 )
 
 // hddBenchPoints returns n deterministic points in [0,1]^d (a 3-component mixture).
@@ -36,7 +38,7 @@ func BenchmarkHDDAdd(b *testing.B) {
 // BenchmarkHDDFinalize measures one window's finalisation: js, d=2, G=64, M=5, |V|=100,
 // D=7000 (target ≤ 2 ms/window).
 func BenchmarkHDDFinalize(b *testing.B) {
-	f := mustCompileHDD(b, hddTestSpec(2, func(fam *Family) { fam.Features = 7000 }))
+	f := mustCompileHDD(b, hddTestSpec(2, func(fam *spec.Family) { fam.Features = 7000 }))
 	s := f.newSketch()
 	s.add(hddBenchPoints(2500, 2), 2)
 	out := [][]float32{make([]float32, 7000)}
@@ -52,7 +54,7 @@ func BenchmarkHDDFinalize(b *testing.B) {
 // hddBenchFamily is the BenchmarkHDDFinalize family (js, d=2, G=64, M=5, |V|=100,
 // D=7000) with the gaussian or the orthogonal projection.
 func hddBenchFamily(b *testing.B, projection string) *hddFamily {
-	f := mustCompileHDD(b, hddTestSpec(2, func(fam *Family) { fam.Features = 7000 }))
+	f := mustCompileHDD(b, hddTestSpec(2, func(fam *spec.Family) { fam.Features = 7000 }))
 	if projection == "orthogonal" {
 		f.rff = newOrthogonalRFF(NewRNG(42, f.name), f.coefLen, 7000, 0.5)
 	}

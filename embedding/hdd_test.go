@@ -1,6 +1,9 @@
 package embedding
 
 import (
+	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/spec"
+
 	"errors"
 	"fmt"
 	"math"
@@ -10,8 +13,8 @@ import (
 
 // hddTestSpec is a resolved spec with one hdd family at the DESIGN §2 defaults
 // (hdd_js), modified by mod.
-func hddTestSpec(dim int, mod func(*Family)) *Spec {
-	fam := Family{Name: "hdd_js", Kind: "hdd", Divergence: "js", Features: 4096, Sigma: 0.5,
+func hddTestSpec(dim int, mod func(*spec.Family)) *spec.Spec {
+	fam := spec.Family{Name: "hdd_js", Kind: "hdd", Divergence: "js", Features: 4096, Sigma: 0.5,
 		Lambdas: 5, LambdaSampling: "stratified", Basis: 100, Grid: 64, KDEBandwidth: 0.02,
 		Boundary: "reflect", DensityFloor: 1e-6, Mode: "joint"}
 	if mod != nil {
@@ -21,13 +24,13 @@ func hddTestSpec(dim int, mod func(*Family)) *Spec {
 	for i := range hi {
 		hi[i] = 1
 	}
-	return &Spec{Version: 1, Seed: 42, Dim: dim, Bounds: Bounds{Lo: lo, Hi: hi},
-		OutOfBounds: "clip", Families: []Family{fam}}
+	return &spec.Spec{Version: 1, Seed: 42, Dim: dim, Bounds: spec.Bounds{Lo: lo, Hi: hi},
+		OutOfBounds: "clip", Families: []spec.Family{fam}}
 }
 
-func mustCompileHDD(tb testing.TB, spec *Spec) *hddFamily {
+func mustCompileHDD(tb testing.TB, sp *spec.Spec) *hddFamily {
 	tb.Helper()
-	f, err := compileHDD(spec, 0)
+	f, err := compileHDD(sp, 0)
 	if err != nil {
 		tb.Fatalf("compileHDD: %v", err)
 	}
@@ -53,7 +56,7 @@ func exactQ(x, y float64) float64 {
 // exactRho2 is ∫∫ κ(p, q) over [0,1]² by tensor composite Gauss–Legendre (panels × 8
 // nodes per axis).
 func exactRho2(div divergence, p, q func(x, y float64) float64, panels int) float64 {
-	gx, gw := gaussLegendre(8)
+	gx, gw := numeric.GaussLegendre(8)
 	var xs, ws []float64
 	for k := 0; k < panels; k++ {
 		for i, x := range gx {
@@ -94,7 +97,7 @@ func sqDist(a, b []float64) float64 {
 // (tensor Gauss–Legendre, no grid, no basis): the error of step 2 alone.
 func lambdaOnlyRho2(div divergence, m int, p, q func(x, y float64) float64, panels int) float64 {
 	lams := drawLambdas(div, m, false, nil)
-	gx, gw := gaussLegendre(8)
+	gx, gw := numeric.GaussLegendre(8)
 	var xs, ws []float64
 	for k := 0; k < panels; k++ {
 		for i, x := range gx {
@@ -139,7 +142,7 @@ func TestHDDExactDensityConvergence(t *testing.T) {
 		t.Logf("  %4s %5s %4s  %10s %9s  %9s", "G", "|V|", "M", "‖ΔA‖²", "rel.err", "λ only")
 		prev := math.Inf(1)
 		for _, lv := range ladder {
-			f := mustCompileHDD(t, hddTestSpec(2, func(fm *Family) {
+			f := mustCompileHDD(t, hddTestSpec(2, func(fm *spec.Family) {
 				fm.Divergence, fm.Grid, fm.Basis, fm.Lambdas, fm.Features = div.String(), lv.g, lv.basis, lv.m, 2
 			}))
 			a := f.coefficientsFromDensity(gridValues(exactP, lv.g))
@@ -171,13 +174,13 @@ func TestHDDColumns(t *testing.T) {
 		{5, "marginal", true, 2 * 5 * 40 * 5},
 		{1, "joint", true, 2 * 5 * 40},
 	} {
-		spec := hddTestSpec(tc.dim, func(f *Family) {
+		sp := hddTestSpec(tc.dim, func(f *spec.Family) {
 			f.Mode, f.Coefficients, f.Features = tc.mode, tc.coef, 64
 			if tc.dim != 2 {
 				f.Basis = 40
 			}
 		})
-		f := mustCompileHDD(t, spec)
+		f := mustCompileHDD(t, sp)
 		cols := f.columns()
 		want := []Column{{Name: "hdd_js", Family: "hdd_js", Len: 64}}
 		if tc.coef {
@@ -206,7 +209,7 @@ func TestHDDColumns(t *testing.T) {
 // exactly, and the features are z(0) = √(2/D)·[sin 0, cos 0, …].
 func TestHDDEmptyWindow(t *testing.T) {
 	for _, div := range []string{"js", "hellinger", "tv"} {
-		f := mustCompileHDD(t, hddTestSpec(2, func(fm *Family) { fm.Divergence, fm.Coefficients, fm.Features = div, true, 64 }))
+		f := mustCompileHDD(t, hddTestSpec(2, func(fm *spec.Family) { fm.Divergence, fm.Coefficients, fm.Features = div, true, 64 }))
 		s := f.newSketch()
 		out := [][]float32{make([]float32, 64), make([]float32, f.coefLen)}
 		for i := range out[1] {
@@ -242,7 +245,7 @@ func TestHDDStreaming(t *testing.T) {
 		dim  int
 		mode string
 	}{{1, "joint"}, {2, "joint"}, {3, "joint"}, {4, "marginal"}} {
-		f := mustCompileHDD(t, hddTestSpec(tc.dim, func(fm *Family) {
+		f := mustCompileHDD(t, hddTestSpec(tc.dim, func(fm *spec.Family) {
 			fm.Mode, fm.Features, fm.Coefficients, fm.Grid, fm.Basis = tc.mode, 32, true, 24, 20
 		}))
 		d := tc.dim
@@ -291,7 +294,7 @@ func TestHDDStreaming(t *testing.T) {
 // point's position as their mean (linear binning), and the d = 2 fast path equals the
 // generic d-dimensional path bit for bit.
 func TestHDDBinning(t *testing.T) {
-	f := mustCompileHDD(t, hddTestSpec(2, func(fm *Family) { fm.Grid, fm.Basis, fm.Features = 8, 10, 2 }))
+	f := mustCompileHDD(t, hddTestSpec(2, func(fm *spec.Family) { fm.Grid, fm.Basis, fm.Features = 8, 10, 2 }))
 	n := f.g + 2
 	rng := NewRNG(5, "test/binning")
 	fast, generic := f.newSketch().(*hddSketch), f.newSketch().(*hddSketch)
@@ -324,8 +327,8 @@ func TestHDDBinning(t *testing.T) {
 		}
 		cx, cy := min(1, max(0, u[0])), min(1, max(0, u[1]))
 		// Rounding each of three weights to 2⁻³² moves the mean by < 2·2⁻³².
-		if math.Abs(mx/fixedScale-cx) > 1e-9 || math.Abs(my/fixedScale-cy) > 1e-9 {
-			t.Fatalf("point %v: binned mean (%v, %v)", u, mx/fixedScale, my/fixedScale)
+		if math.Abs(mx/numeric.FixedScale-cx) > 1e-9 || math.Abs(my/numeric.FixedScale-cy) > 1e-9 {
+			t.Fatalf("point %v: binned mean (%v, %v)", u, mx/numeric.FixedScale, my/numeric.FixedScale)
 		}
 		fast.add2(u)
 		generic.addJoint(u, 2)
@@ -344,27 +347,27 @@ func TestHDDSpecErrors(t *testing.T) {
 	for _, tc := range []struct {
 		field string
 		dim   int
-		mod   func(*Family)
+		mod   func(*spec.Family)
 	}{
-		{"families[0].basis", 2, func(f *Family) { f.Grid, f.Basis = 8, 100 }}, // index ≥ grid aliases
-		{"families[0].basis", 1, func(f *Family) { f.Basis = 100 }},            // 1-D: index 99 ≥ 64
-		{"families[0].grid", 2, func(f *Family) { f.Grid = 1 }},
-		{"families[0].grid", 3, func(f *Family) { f.Grid = 1000 }},
-		{"families[0].divergence", 2, func(f *Family) { f.Divergence = "kl" }},
-		{"families[0].mode", 2, func(f *Family) { f.Mode = "both" }},
-		{"families[0].lambdas", 2, func(f *Family) { f.Lambdas = 0 }},
-		{"families[0].lambda_sampling", 2, func(f *Family) { f.LambdaSampling = "sobol" }},
-		{"families[0].kde_bandwidth", 2, func(f *Family) { f.KDEBandwidth = 0 }},
-		{"families[0].boundary", 2, func(f *Family) { f.Boundary = "wrap" }},
-		{"families[0].density_floor", 2, func(f *Family) { f.DensityFloor = -1 }},
-		{"families[0].features", 2, func(f *Family) { f.Features = 7 }},
-		{"families[0].sigma", 2, func(f *Family) { f.Sigma = 0 }},
-		{"families[0].features", 2, func(f *Family) { f.Features = 1 << 20; f.Lambdas = 100 }},
+		{"families[0].basis", 2, func(f *spec.Family) { f.Grid, f.Basis = 8, 100 }}, // index ≥ grid aliases
+		{"families[0].basis", 1, func(f *spec.Family) { f.Basis = 100 }},            // 1-D: index 99 ≥ 64
+		{"families[0].grid", 2, func(f *spec.Family) { f.Grid = 1 }},
+		{"families[0].grid", 3, func(f *spec.Family) { f.Grid = 1000 }},
+		{"families[0].divergence", 2, func(f *spec.Family) { f.Divergence = "kl" }},
+		{"families[0].mode", 2, func(f *spec.Family) { f.Mode = "both" }},
+		{"families[0].lambdas", 2, func(f *spec.Family) { f.Lambdas = 0 }},
+		{"families[0].lambda_sampling", 2, func(f *spec.Family) { f.LambdaSampling = "sobol" }},
+		{"families[0].kde_bandwidth", 2, func(f *spec.Family) { f.KDEBandwidth = 0 }},
+		{"families[0].boundary", 2, func(f *spec.Family) { f.Boundary = "wrap" }},
+		{"families[0].density_floor", 2, func(f *spec.Family) { f.DensityFloor = -1 }},
+		{"families[0].features", 2, func(f *spec.Family) { f.Features = 7 }},
+		{"families[0].sigma", 2, func(f *spec.Family) { f.Sigma = 0 }},
+		{"families[0].features", 2, func(f *spec.Family) { f.Features = 1 << 20; f.Lambdas = 100 }},
 	} {
 		_, err := New(hddTestSpec(tc.dim, tc.mod))
-		var se *SpecError
+		var se *spec.SpecError
 		if !errors.As(err, &se) || se.Field != tc.field {
-			t.Errorf("want a *SpecError for %s, got %v", tc.field, err)
+			t.Errorf("want a *spec.SpecError for %s, got %v", tc.field, err)
 		}
 	}
 }
@@ -374,7 +377,7 @@ func TestHDDSpecErrors(t *testing.T) {
 // d = 1, 2, 3 and odd and even G; project2 equals project.
 func TestHDDProjection(t *testing.T) {
 	for _, tc := range []struct{ d, g, basis int }{{1, 9, 9}, {1, 16, 10}, {2, 7, 20}, {2, 64, 100}, {3, 6, 30}} {
-		basis := cosineIndices(tc.d, tc.basis)
+		basis := numeric.CosineIndices(tc.d, tc.basis)
 		p := newProjPlan(tc.g, basis)
 		sc := p.newScratch()
 		cells := ipow(tc.g, tc.d)
@@ -426,7 +429,7 @@ func TestHDDProjection(t *testing.T) {
 // TestHDDConcurrentFinalize: the compiled family is shared; concurrent finalisations of
 // different sketches (scratch from the pool) give the sequential results. Run with -race.
 func TestHDDConcurrentFinalize(t *testing.T) {
-	f := mustCompileHDD(t, hddTestSpec(2, func(fm *Family) { fm.Features, fm.Coefficients = 256, true }))
+	f := mustCompileHDD(t, hddTestSpec(2, func(fm *spec.Family) { fm.Features, fm.Coefficients = 256, true }))
 	const k = 6
 	sketches := make([]familySketch, k)
 	want := make([][][]float32, k)
@@ -468,9 +471,9 @@ func TestHDDConcurrentFinalize(t *testing.T) {
 // ‖A − A′‖² = Σ_j ‖A_j − A′_j‖² ≈ Σ_j ρ²(p_j, q_j).
 func TestHDDMarginal(t *testing.T) {
 	const d, n = 3, 500
-	mod := func(fm *Family) { fm.Basis, fm.Features, fm.Coefficients = 30, 16, true }
-	marg := mustCompileHDD(t, hddTestSpec(d, func(fm *Family) { mod(fm); fm.Mode = "marginal" }))
-	one := mustCompileHDD(t, hddTestSpec(1, func(fm *Family) { mod(fm); fm.Mode = "joint" }))
+	mod := func(fm *spec.Family) { fm.Basis, fm.Features, fm.Coefficients = 30, 16, true }
+	marg := mustCompileHDD(t, hddTestSpec(d, func(fm *spec.Family) { mod(fm); fm.Mode = "marginal" }))
+	one := mustCompileHDD(t, hddTestSpec(1, func(fm *spec.Family) { mod(fm); fm.Mode = "joint" }))
 	u := hddBenchPoints(n, d)
 	s := marg.newSketch()
 	s.add(u, d)
@@ -494,7 +497,7 @@ func TestHDDMarginal(t *testing.T) {
 	}
 	// The default mode (filled in by ParseSpec) is joint for d ≤ 3 and marginal above.
 	for dim, want := range map[int]bool{3: false, 4: true} {
-		s, err := ParseSpec([]byte(fmt.Sprintf(`{"dim": %d, "families": [{"name": "hdd_js", "kind": "hdd",
+		s, err := spec.ParseSpec([]byte(fmt.Sprintf(`{"dim": %d, "families": [{"name": "hdd_js", "kind": "hdd",
 			"divergence": "js", "sigma": 0.5, "basis": 5, "grid": 8, "features": 2}]}`, dim)))
 		if err != nil {
 			t.Fatal(err)
@@ -510,27 +513,27 @@ func TestHDDMarginal(t *testing.T) {
 // λs are the quantiles (no randomness), iid λs are F⁻¹ of NewRNG(seed, name+"/lambda")
 // uniforms, ω from NewRNG(seed, name).
 func TestHDDDraws(t *testing.T) {
-	spec := hddTestSpec(2, func(fm *Family) { fm.LambdaSampling, fm.Features, fm.Divergence = "iid", 8, "tv" })
-	f := mustCompileHDD(t, spec)
-	rng := NewRNG(spec.Seed, "hdd_js/lambda")
+	sp := hddTestSpec(2, func(fm *spec.Family) { fm.LambdaSampling, fm.Features, fm.Divergence = "iid", 8, "tv" })
+	f := mustCompileHDD(t, sp)
+	rng := NewRNG(sp.Seed, "hdd_js/lambda")
 	for j, l := range f.lambdas {
 		if want := 0.5 * math.Tan(0.5*math.Pi*rng.Float64()); l != want {
 			t.Errorf("iid λ_%d = %v, want %v", j, l, want)
 		}
 	}
-	w := newRFF(NewRNG(spec.Seed, "hdd_js"), f.coefLen, 8, 0.5)
+	w := newRFF(NewRNG(sp.Seed, "hdd_js"), f.coefLen, 8, 0.5)
 	for i := range w.omega {
 		if w.omega[i] != f.rff.omega[i] {
 			t.Fatalf("ω[%d] = %v, want %v", i, f.rff.omega[i], w.omega[i])
 		}
 	}
-	st := mustCompileHDD(t, hddTestSpec(2, func(fm *Family) { fm.Features, fm.Divergence = 8, "tv" }))
+	st := mustCompileHDD(t, hddTestSpec(2, func(fm *spec.Family) { fm.Features, fm.Divergence = 8, "tv" }))
 	for j, l := range st.lambdas {
 		if want := 0.5 * math.Tan(0.5*math.Pi*(float64(j)+0.5)/5); math.Abs(l-want) > 1e-15*want {
 			t.Errorf("stratified λ_%d = %v, want %v", j, l, want)
 		}
 	}
-	h := mustCompileHDD(t, hddTestSpec(2, func(fm *Family) { fm.Features, fm.Divergence, fm.Lambdas = 8, "hellinger", 3 }))
+	h := mustCompileHDD(t, hddTestSpec(2, func(fm *spec.Family) { fm.Features, fm.Divergence, fm.Lambdas = 8, "hellinger", 3 }))
 	for _, l := range h.lambdas {
 		if l != 0 {
 			t.Errorf("hellinger λ = %v, want 0", l)
@@ -542,7 +545,7 @@ func TestHDDDraws(t *testing.T) {
 // of D features: each estimate is a mean of D/2 bounded terms (|cos| ≤ 1), s.d. ≤ 1/√D.
 func TestHDDKernelEstimate(t *testing.T) {
 	const D = 4096
-	f := mustCompileHDD(t, hddTestSpec(2, func(fm *Family) { fm.Features, fm.Coefficients = D, true }))
+	f := mustCompileHDD(t, hddTestSpec(2, func(fm *spec.Family) { fm.Features, fm.Coefficients = D, true }))
 	var zs, as [][]float32
 	for i := 0; i < 4; i++ {
 		s := f.newSketch()
@@ -573,8 +576,8 @@ func TestHDDKernelEstimate(t *testing.T) {
 	}
 }
 
-// TestHDDLogSqrtPaths: hddLogSqrt on every path equals the definition (math.Sqrt, and
-// logPortable for p > 0, else 0) bit for bit, with the same largest |ln p|: cell counts
+// TestHDDLogSqrtPaths: numeric.HDDLogSqrt on every path equals the definition (math.Sqrt, and
+// numeric.Log for p > 0, else 0) bit for bit, with the same largest |ln p|: cell counts
 // around the kernel's 8, runs at the floor, zeros, negative values, subnormals, +Inf and
 // NaN (which send their block of 8 to the portable code), values at √2/2 and powers of 2.
 func TestHDDLogSqrtPaths(t *testing.T) {
@@ -600,13 +603,13 @@ func TestHDDLogSqrtPaths(t *testing.T) {
 			for c, v := range p {
 				wantS[c] = math.Sqrt(v)
 				if v > 0 {
-					wantL[c] = logPortable(v)
+					wantL[c] = numeric.Log(v)
 				}
 				wantMax = max(wantMax, math.Abs(wantL[c]))
 			}
 			for _, path := range dotPaths(t) {
 				sq, lnp := make([]float64, n), make([]float64, n)
-				gotMax := hddLogSqrt(path, p, sq, lnp)
+				gotMax := numeric.HDDLogSqrt(path, p, sq, lnp)
 				if math.Float64bits(gotMax) != math.Float64bits(wantMax) {
 					t.Fatalf("n=%d %s path %v: max |ln p| %v, definition %v", n, mix, path, gotMax, wantMax)
 				}
@@ -621,21 +624,21 @@ func TestHDDLogSqrtPaths(t *testing.T) {
 }
 
 // TestHDDFinalizePathsBitIdentical: a window's features and coefficients are the same bits
-// on every kernel path (the AVX-512 one takes kdeMass2T, the transposed layout, hddLogSqrt's
+// on every kernel path (the AVX-512 one takes kdeMass2T, the transposed layout, numeric.HDDLogSqrt's
 // and project2DT's kernels), for d = 2 with G odd and even, both boundaries, floors that
 // put no, some or all cells at the floor, and windows that are empty, one point, points
 // on the faces and a cloud; and for d = 1, d = 3 and marginal mode, which take other code.
 func TestHDDFinalizePathsBitIdentical(t *testing.T) {
 	type variant struct {
 		dim int
-		mod func(*Family)
+		mod func(*spec.Family)
 	}
 	var variants []variant
 	for _, g := range []int{7, 16, 33, 64} {
 		for _, boundary := range []string{"reflect", "none"} {
 			for _, floor := range []float64{0, 1e-6, 0.9} {
 				for _, div := range []string{"js", "hellinger"} {
-					variants = append(variants, variant{2, func(fm *Family) {
+					variants = append(variants, variant{2, func(fm *spec.Family) {
 						fm.Grid, fm.Boundary, fm.DensityFloor, fm.Divergence = g, boundary, floor, div
 					}})
 				}
@@ -643,12 +646,12 @@ func TestHDDFinalizePathsBitIdentical(t *testing.T) {
 		}
 	}
 	variants = append(variants,
-		variant{1, func(fm *Family) { fm.Grid, fm.Basis = 33, 10 }},
-		variant{3, func(fm *Family) { fm.Grid, fm.Basis = 9, 20 }},
-		variant{2, func(fm *Family) { fm.Mode, fm.Basis = "marginal", 10 }})
+		variant{1, func(fm *spec.Family) { fm.Grid, fm.Basis = 33, 10 }},
+		variant{3, func(fm *spec.Family) { fm.Grid, fm.Basis = 9, 20 }},
+		variant{2, func(fm *spec.Family) { fm.Mode, fm.Basis = "marginal", 10 }})
 	rng := NewRNG(23, "hdd-paths")
 	for vi, v := range variants {
-		f := mustCompileHDD(t, hddTestSpec(v.dim, func(fm *Family) {
+		f := mustCompileHDD(t, hddTestSpec(v.dim, func(fm *spec.Family) {
 			fm.Features, fm.Coefficients = 64, true
 			v.mod(fm)
 		}))
@@ -700,7 +703,7 @@ func TestHDDFinalizePathsBitIdentical(t *testing.T) {
 	}
 }
 
-// TestHDDCellsRunsPaths: hddCells on every path equals the scalar definition bit for bit
+// TestHDDCellsRunsPaths: numeric.HDDCells on every path equals the scalar definition bit for bit
 // when whole blocks of 8 cells repeat the cell before them (the AVX-512 kernel copies that
 // cell's results) and when they only nearly do: same ln p̂ with another √p̂, same √p̂ with
 // another ln p̂, +0 against −0, and runs that start or end inside a block.
@@ -735,13 +738,13 @@ func TestHDDCellsRunsPaths(t *testing.T) {
 			cr, ci := rng.Normal(), rng.Normal()
 			for _, path := range dotPaths(t) {
 				fr, fi := make([]float64, n), make([]float64, n)
-				hddCells(path, lam, cr, ci, sq, lnp, fr, fi, maxAbsL)
+				numeric.HDDCells(path, lam, cr, ci, sq, lnp, fr, fi, maxAbsL)
 				for c, l := range lnp {
-					sn, cs := sincos(lam * l)
+					sn, cs := numeric.Sincos(lam * l)
 					re, im := float64(sq[c]*cs)-1, float64(sq[c]*sn)
 					wr, wi := float64(cr*re)-float64(ci*im), float64(ci*re)+float64(cr*im)
-					if path == dotPathPortable && l == 0 && math.Signbit(l) {
-						continue // hddCellsGo reuses sincos across ±0 (equal as floats; ln p̂ is never −0)
+					if path == numeric.PathPortable && l == 0 && math.Signbit(l) {
+						continue // numeric.HDDCellsGo reuses sincos across ±0 (equal as floats; ln p̂ is never −0)
 					}
 					if math.Float64bits(fr[c]) != math.Float64bits(wr) || math.Float64bits(fi[c]) != math.Float64bits(wi) {
 						t.Fatalf("λ=%v trial %d path %v cell %d (√p̂ %v, ln p̂ %v): (%v, %v), definition (%v, %v)",
@@ -754,20 +757,20 @@ func TestHDDCellsRunsPaths(t *testing.T) {
 }
 
 // TestProject2DTPathsBitIdentical: project2DT on the AVX-512 path (its fold kernel, the
-// dual-table second contraction and projLanes's kernels) equals the portable project and
+// dual-table second contraction and numeric.ProjLanes's kernels) equals the portable project and
 // project2 on the row-major functions bit for bit, for G odd and even, below and around 8,
 // basis sizes that give second-axis groups of one to many lanes, and values with signed
 // zeros, tiny and huge magnitudes.
 func TestProject2DTPathsBitIdentical(t *testing.T) {
-	if !dotPathSupported(dotPathAVX512) {
+	if !numeric.PathSupported(numeric.PathAVX512) {
 		t.Skip("no AVX-512 on this machine or build: project2DT is only taken there")
 	}
 	rng := NewRNG(25, "proj-2dt")
 	for _, g := range []int{2, 3, 5, 8, 9, 16, 17, 33, 64} {
 		for _, nb := range []int{1, 3, 10, 100} {
-			basis := cosineIndices(2, nb)
+			basis := numeric.CosineIndices(2, nb)
 			fast, ref := newProjPlan(g, basis), newProjPlan(g, basis)
-			fast.path, ref.path = dotPathAVX512, dotPathPortable
+			fast.path, ref.path = numeric.PathAVX512, numeric.PathPortable
 			if !fast.use2D() || ref.use2D() {
 				t.Fatalf("G=%d: use2D %v (AVX-512), %v (portable)", g, fast.use2D(), ref.use2D())
 			}

@@ -1,7 +1,8 @@
 package embedding
 
 import (
-	"fmt"
+	"github.com/distfeat/distfeat/internal/numeric"
+
 	"math"
 	"sync"
 )
@@ -122,7 +123,7 @@ func (k *kdeAxis) newKDET() *kdeT {
 }
 
 // kdeMass2T is kdeMass for gd = 2 on the AVX-512 kernels (the caller checked
-// kdeLanesSupported), bit for bit, with the result transposed: dstT[i1·G + i0] is kdeMass's
+// numeric.KDELanesSupported), bit for bit, with the result transposed: dstT[i1·G + i0] is kdeMass's
 // dst[i0·G + i1]. The first pass (contracting axis 1 with dot's order of four partial
 // sums) takes the lines p0 as lanes of transposed counts; the second (contracting axis 0,
 // one sum in tap order) takes 8 consecutive outputs i0 as lanes (kdeLanes) of the first
@@ -131,15 +132,15 @@ func (k *kdeAxis) kdeMass2T(dstT []float64, counts []int64, ws *kdeT) {
 	g, n := k.g, k.g+2
 	counts = counts[:n*n]
 	cur := ws.cur
-	kdeCountsT(counts, n, cur, ws.ldA)
+	numeric.KDECountsT(counts, n, cur, ws.ldA)
 	for i1 := 0; i1 < g; i1++ {
 		w := k.w[k.off[i1]:k.off[i1+1]]
-		kdeDotLanes(w, cur[k.start[i1]*ws.ldA:], ws.ldA, ws.mid[i1*ws.ldB+ws.offB:i1*ws.ldB+ws.offB+ws.ldA])
+		numeric.KDEDotLanes(w, cur[k.start[i1]*ws.ldA:], ws.ldA, ws.mid[i1*ws.ldB+ws.offB:i1*ws.ldB+ws.offB+ws.ldA])
 	}
 	lt := k.laneTable()
 	dstT = dstT[:g*g]
 	for b, w := range lt.w {
-		kdeSeqLanes(w, ws.mid[ws.offB+lt.base[b]:], ws.ldB, dstT[8*b:], g, g, min(8, g-8*b))
+		numeric.KDESeqLanes(w, ws.mid[ws.offB+lt.base[b]:], ws.ldB, dstT[8*b:], g, g, min(8, g-8*b))
 	}
 }
 
@@ -165,7 +166,7 @@ func newKDEAxis(g int, h float64, reflect bool) *kdeAxis {
 			v := 0.0
 			add := func(y float64) {
 				if d := c - y; math.Abs(d) <= cut {
-					v += expPortable(-d * d * inv2h2)
+					v += numeric.Exp(-d * d * inv2h2)
 				}
 			}
 			if reflect {
@@ -201,7 +202,7 @@ func (k *kdeAxis) apply(dst, src []float64, outer, inner int) {
 			out := dst[o*g : (o+1)*g]
 			for i := range out {
 				w := k.w[k.off[i]:k.off[i+1]]
-				out[i] = dot(w, line[k.start[i]:])
+				out[i] = numeric.Dot(w, line[k.start[i]:])
 			}
 		}
 		return
@@ -297,9 +298,9 @@ func normalizeDensityT(densT []float64, g int, floor float64) {
 		return
 	}
 	scale := float64(len(densT)) / total
-	// Only kdeMass2T's AVX-512 path calls normalizeDensityT (scaleFloorSIMD's kernel is
+	// Only kdeMass2T's AVX-512 path calls normalizeDensityT (numeric.ScaleFloorSIMD's kernel is
 	// then available); the Go loop does the values the kernel leaves.
-	k := scaleFloorSIMD(densT, scale, floor)
+	k := numeric.ScaleFloorSIMD(densT, scale, floor)
 	for i, v := range densT[k:] {
 		i += k
 		v *= scale
@@ -317,18 +318,6 @@ func ipow(b, e int) int {
 		r *= b
 	}
 	return r
-}
-
-// checkedPow is bᵉ, or an error if it exceeds limit.
-func checkedPow(b, e, limit int) (int, error) {
-	r := 1
-	for ; e > 0; e-- {
-		if r > limit/b {
-			return 0, fmt.Errorf("%d^%d exceeds %d", b, e, limit)
-		}
-		r *= b
-	}
-	return r, nil
 }
 
 // binCoord returns the binning node p (0..G) left of u·G+½ and the weight of node p+1.

@@ -1,6 +1,9 @@
 package embedding
 
 import (
+	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/spec"
+
 	"math"
 	"testing"
 )
@@ -9,7 +12,7 @@ import (
 // (the other settings are irrelevant to the KDE; features are kept tiny).
 func kdeFamily(t *testing.T, dim, grid int, h float64, boundary string) *hddFamily {
 	t.Helper()
-	return mustCompileHDD(t, hddTestSpec(dim, func(f *Family) {
+	return mustCompileHDD(t, hddTestSpec(dim, func(f *spec.Family) {
 		f.Grid, f.KDEBandwidth, f.Boundary, f.Features, f.Basis = grid, h, boundary, 2, 1
 	}))
 }
@@ -20,7 +23,7 @@ func kdeRaw(f *hddFamily, s *hddSketch, n int) []float64 {
 	sc := f.newScratch()
 	out := make([]float64, f.cells)
 	f.kde.kdeMass(out, s.counts, f.gd, sc.tmpA, sc.tmpB)
-	scale := float64(f.cells) / (float64(n) * fixedScale)
+	scale := float64(f.cells) / (float64(n) * numeric.FixedScale)
 	for i := range out {
 		out[i] *= scale
 	}
@@ -132,7 +135,7 @@ func TestKDEBinnedMatchesExact(t *testing.T) {
 	l1 := 0.0
 	for i := 0; i < g; i++ {
 		for j := 0; j < g; j++ {
-			v := dot(k0[i], kk1[j]) / n
+			v := numeric.Dot(k0[i], kk1[j]) / n
 			l1 += math.Abs(got[i*g+j]-v) / (g * g)
 		}
 	}
@@ -265,7 +268,7 @@ func kdeTestCounts(f *hddFamily, window string, rng *RNG) []int64 {
 // (reflections wrapping several times), both boundaries, empty and edge-case windows, and
 // floors that leave no cell, some cells or every cell at the floor.
 func TestKDEMass2TBitIdentical(t *testing.T) {
-	if !kdeLanesSupported(dotPathAVX512) {
+	if !numeric.KDELanesSupported(numeric.PathAVX512) {
 		t.Skip("no AVX-512 kernels on this machine or build: kdeMass is the only path")
 	}
 	rng := NewRNG(21, "kde-2t")

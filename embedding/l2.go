@@ -1,16 +1,19 @@
 package embedding
 
 import (
+	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/spec"
+
 	"math"
 )
 
 // l2Family is a compiled `l2` family (DESIGN §3.2): the window's empirical coefficients in
 // the orthonormal cosine basis of L²([0,1]^d), a_α = (1/n) Σ_i φ_α(u_i) for the first
-// `basis` multi-indices α (cosineIndices order), so that ‖a − a′‖² ≈ ‖p − q‖²₂.
+// `basis` multi-indices α (numeric.CosineIndices order), so that ‖a − a′‖² ≈ ‖p − q‖²₂.
 //
 // Fixed point: |φ_α| can reach √2^{nnz(α)} (nnz = number of non-zero α_j), so the sketch
 // accumulates ψ_α(u) = Π_{j: α_j>0} cos(π α_j u_j) ∈ [−1, 1] and finalisation multiplies by
-// c_α = √2^{nnz(α)}: a_α = c_α·(Σ toFixed(ψ_α(u_i))·2⁻³²/n). Per point, each axis gets a
+// c_α = √2^{nnz(α)}: a_α = c_α·(Σ numeric.ToFixed(ψ_α(u_i))·2⁻³²/n). Per point, each axis gets a
 // table cos(π k u_j), k = 0..maxIndex, from one deterministic cosine and the Chebyshev
 // recurrence cos(kx) = 2cos x·cos((k−1)x) − cos((k−2)x) (evaluated as one FMA); each ψ_α is
 // then a product of table entries over α's non-zero axes, in increasing axis order.
@@ -30,21 +33,21 @@ type l2Family struct {
 	weight []float64
 	// Specialised layout of the same basis for d = 2, 3 (addBlock; nil otherwise): axis j
 	// of basis function m uses row k_j = α_mj of that axis's block table, held as its offset
-	// j·(kmax+1)·l2Block + k_j·l2Block into the sketch's block tables (row 0 is the
+	// j·(kmax+1)·numeric.L2Block + k_j·numeric.L2Block into the sketch's block tables (row 0 is the
 	// constant 1, so an axis with α_mj = 0 contributes an exact factor 1).
 	flat [3][]int32
-	spec int     // 1 (add1), 2 or 3 (addBlock) when a specialised add applies, 0 for addGeneric
-	path dotPath // kernel of l2Products (addBlock); every path gives the same sums
+	spec int          // 1 (add1), 2 or 3 (addBlock) when a specialised add applies, 0 for addGeneric
+	path numeric.Path // kernel of numeric.L2Products (addBlock); every path gives the same sums
 	rff  *rff
 	cols []Column
 }
 
 // compileL2 builds an l2 family's basis tables and optional RFF stage.
-func compileL2(spec *Spec, idx int) (*l2Family, error) {
-	f := &spec.Families[idx]
-	d := spec.Dim
-	alphas := cosineIndices(d, f.Basis)
-	kmax := maxIndex(alphas)
+func compileL2(sp *spec.Spec, idx int) (*l2Family, error) {
+	f := &sp.Families[idx]
+	d := sp.Dim
+	alphas := numeric.CosineIndices(d, f.Basis)
+	kmax := numeric.MaxIndex(alphas)
 	l := &l2Family{
 		name:   f.Name,
 		d:      d,
@@ -70,7 +73,7 @@ func compileL2(spec *Spec, idx int) (*l2Family, error) {
 	l.specialise(alphas)
 	outLen := f.Basis
 	if f.Features > 0 {
-		l.rff = newProjectionRFF(spec.projectionOf(f), NewRNG(spec.Seed, f.Name+"/rff"), f.Basis, f.Features, f.Sigma)
+		l.rff = newProjectionRFF(sp.ProjectionOf(f), NewRNG(sp.Seed, f.Name+"/rff"), f.Basis, f.Features, f.Sigma)
 		outLen = f.Features
 	}
 	l.cols = []Column{{Name: f.Name, Family: f.Name, Len: outLen}}
@@ -79,17 +82,12 @@ func compileL2(spec *Spec, idx int) (*l2Family, error) {
 
 func (l *l2Family) columns() []Column { return l.cols }
 
-// l2Block is the number of points the specialised add paths evaluate together: their
-// tables hold row k of every axis for l2Block points side by side, so that each basis
-// function's products for a block are l2Block independent operations on adjacent values.
-const l2Block = 8
-
-// l2MaxFlatTable bounds the block tables of addBlock (d·(kmax+1)·l2Block float64 per
+// l2MaxFlatTable bounds the block tables of addBlock (d·(kmax+1)·numeric.L2Block float64 per
 // sketch); bases needing larger tables use the generic add.
 const l2MaxFlatTable = 4096
 
 // specialise builds the flat layouts for d ≤ 3. add1 needs the basis in the order
-// α = 0, 1, 2, … (which is cosineIndices(1, ·)); addBlock takes any order.
+// α = 0, 1, 2, … (which is numeric.CosineIndices(1, ·)); addBlock takes any order.
 func (l *l2Family) specialise(alphas [][]int) {
 	if l.kmax < 1 || l.d > 3 {
 		return
@@ -103,26 +101,26 @@ func (l *l2Family) specialise(alphas [][]int) {
 		l.spec = 1
 		return
 	}
-	if l.d*(l.kmax+1)*l2Block > l2MaxFlatTable {
+	if l.d*(l.kmax+1)*numeric.L2Block > l2MaxFlatTable {
 		return
 	}
-	bl := (l.kmax + 1) * l2Block
+	bl := (l.kmax + 1) * numeric.L2Block
 	for j := 0; j < l.d; j++ {
 		l.flat[j] = make([]int32, len(alphas))
 		for m, a := range alphas {
-			l.flat[j][m] = int32(j*bl + a[j]*l2Block)
+			l.flat[j][m] = int32(j*bl + a[j]*numeric.L2Block)
 		}
 	}
 	l.spec = l.d
-	l.path = dotBestPath()
+	l.path = numeric.BestPath()
 }
 
 func (l *l2Family) newSketch() familySketch {
 	s := &l2Sketch{fam: l, acc: make([]int64, l.basis), table: make([]float64, l.d*(l.kmax+1))}
 	if l.spec >= 2 {
-		s.block = make([]float64, l.d*(l.kmax+1)*l2Block)
+		s.block = make([]float64, l.d*(l.kmax+1)*numeric.L2Block)
 		for j := 0; j < l.d; j++ { // row 0 of every axis: cos 0 = 1, never overwritten
-			row0 := s.block[j*(l.kmax+1)*l2Block:][:l2Block]
+			row0 := s.block[j*(l.kmax+1)*numeric.L2Block:][:numeric.L2Block]
 			for p := range row0 {
 				row0[p] = 1
 			}
@@ -136,12 +134,12 @@ type l2Sketch struct {
 	fam   *l2Family
 	acc   []int64
 	table []float64 // cos(π k u_j) at j·(kmax+1)+k for the current point (addGeneric)
-	block []float64 // addBlock: axis j's rows at j·(kmax+1)·l2Block, row k at k·l2Block
+	block []float64 // addBlock: axis j's rows at j·(kmax+1)·numeric.L2Block, row k at k·numeric.L2Block
 }
 
 // add accumulates the points of u. Every path computes each ψ_α(u_i) with the same
 // floating-point operations as addGeneric (the specialised ones only add exact factors of
-// 1 for the axes where α_j = 0) and adds toFixed of it, so all give identical sums; the
+// 1 for the axes where α_j = 0) and adds numeric.ToFixed of it, so all give identical sums; the
 // tests compare them bit for bit.
 func (s *l2Sketch) add(u []float64, d int) {
 	switch s.fam.spec {
@@ -154,20 +152,6 @@ func (s *l2Sketch) add(u []float64, d int) {
 	}
 }
 
-// fixedBlockBias is l2Block·fixedMagicBits modulo 2⁶⁴: the specialised paths add the raw
-// bits of fma(ψ, 2³², 1.5·2⁵²) for a block of points and subtract the magic once per block
-// (as the mmd kernels do); two's-complement wrap-around gives the same int64 as toFixed
-// per term.
-const (
-	fixedBlockBias = l2Block * fixedMagicBits % (1 << 64)
-	fixedBias4     = 4 * fixedMagicBits % (1 << 64)
-)
-
-// fixedBits is the raw bit pattern whose sum, minus fixedMagicBits per term, is Σ toFixed(t).
-func fixedBits(t float64) uint64 {
-	return math.Float64bits(math.FMA(t, fixedScale, fixedMagic))
-}
-
 // add1 is add for d = 1, where ψ_k(u) = cos(πku) is the Chebyshev table itself and basis
 // function m is α = m. Four points advance through the recurrence together (independent
 // dependency chains); the table is never stored.
@@ -177,9 +161,9 @@ func (s *l2Sketch) add1(u []float64) {
 	i := 0
 	for ; i+4 <= len(u); i += 4 {
 		p := u[i : i+4 : i+4]
-		c0, c1, c2, c3 := cosPiFlat(p[0]), cosPiFlat(p[1]), cosPiFlat(p[2]), cosPiFlat(p[3])
-		acc[0] += 4 << 32 // ψ_0 = 1: toFixed(1) per point
-		acc[1] += int64(fixedBits(c0) + fixedBits(c1) + fixedBits(c2) + fixedBits(c3) - fixedBias4)
+		c0, c1, c2, c3 := numeric.CosPiFlat(p[0]), numeric.CosPiFlat(p[1]), numeric.CosPiFlat(p[2]), numeric.CosPiFlat(p[3])
+		acc[0] += 4 << 32 // ψ_0 = 1: numeric.ToFixed(1) per point
+		acc[1] += int64(numeric.FixedBits(c0) + numeric.FixedBits(c1) + numeric.FixedBits(c2) + numeric.FixedBits(c3) - numeric.FixedBias4)
 		t0, t1, t2, t3 := 2*c0, 2*c1, 2*c2, 2*c3
 		var q0, q1, q2, q3 float64 = 1, 1, 1, 1 // row k−2
 		r0, r1, r2, r3 := c0, c1, c2, c3        // row k−1
@@ -188,7 +172,7 @@ func (s *l2Sketch) add1(u []float64) {
 			q1, r1 = r1, math.FMA(t1, r1, -q1)
 			q2, r2 = r2, math.FMA(t2, r2, -q2)
 			q3, r3 = r3, math.FMA(t3, r3, -q3)
-			acc[k] += int64(fixedBits(r0) + fixedBits(r1) + fixedBits(r2) + fixedBits(r3) - fixedBias4)
+			acc[k] += int64(numeric.FixedBits(r0) + numeric.FixedBits(r1) + numeric.FixedBits(r2) + numeric.FixedBits(r3) - numeric.FixedBias4)
 		}
 	}
 	if i < len(u) {
@@ -196,76 +180,44 @@ func (s *l2Sketch) add1(u []float64) {
 	}
 }
 
-// fillBlock writes the block table of one axis: tab[k·l2Block+p] = cos(πk·x_p) for the
-// l2Block points x_p = pts[p·d+j], k = 1..kmax (row 0 stays 1), by the recurrence of
-// addGeneric, rows outermost so that the l2Block chains run side by side.
+// fillBlock writes the block table of one axis: tab[k·numeric.L2Block+p] = cos(πk·x_p) for the
+// numeric.L2Block points x_p = pts[p·d+j], k = 1..kmax (row 0 stays 1), by the recurrence of
+// addGeneric, rows outermost so that the numeric.L2Block chains run side by side.
 func fillBlock(tab []float64, pts []float64, j, d, stride int) {
-	var two [l2Block]float64
-	r1 := (*[l2Block]float64)(tab[l2Block:])
+	var two [numeric.L2Block]float64
+	r1 := (*[numeric.L2Block]float64)(tab[numeric.L2Block:])
 	for p := range r1 {
-		c := cosPiFlat(pts[p*d+j])
+		c := numeric.CosPiFlat(pts[p*d+j])
 		r1[p] = c
 		two[p] = 2 * c
 	}
 	for k := 2; k < stride; k++ {
-		prev2 := (*[l2Block]float64)(tab[(k-2)*l2Block:])
-		prev := (*[l2Block]float64)(tab[(k-1)*l2Block:])
-		cur := (*[l2Block]float64)(tab[k*l2Block:])
+		prev2 := (*[numeric.L2Block]float64)(tab[(k-2)*numeric.L2Block:])
+		prev := (*[numeric.L2Block]float64)(tab[(k-1)*numeric.L2Block:])
+		cur := (*[numeric.L2Block]float64)(tab[k*numeric.L2Block:])
 		for p := range cur {
 			cur[p] = math.FMA(two[p], prev[p], -prev2[p])
 		}
 	}
 }
 
-// addBlock is add for d = 2 and 3, l2Block points at a time: fill each axis's block
-// table, then l2Products adds the block's ψ_m for every basis function.
+// addBlock is add for d = 2 and 3, numeric.L2Block points at a time: fill each axis's block
+// table, then numeric.L2Products adds the block's ψ_m for every basis function.
 func (s *l2Sketch) addBlock(u []float64, d int) {
 	l := s.fam
 	stride := l.kmax + 1
-	bl := stride * l2Block
+	bl := stride * numeric.L2Block
 	tab := s.block[:d*bl]
 	i := 0
-	for ; i+d*l2Block <= len(u); i += d * l2Block {
-		pts := u[i : i+d*l2Block]
+	for ; i+d*numeric.L2Block <= len(u); i += d * numeric.L2Block {
+		pts := u[i : i+d*numeric.L2Block]
 		for j := 0; j < d; j++ {
 			fillBlock(tab[j*bl:(j+1)*bl], pts, j, d, stride)
 		}
-		l2Products(l.path, d, tab, &l.flat, s.acc)
+		numeric.L2Products(l.path, d, tab, &l.flat, s.acc)
 	}
 	if i < len(u) {
 		s.addGeneric(u[i:], d)
-	}
-}
-
-// l2ProductsGo is the portable l2Products: for every basis function m, the l2Block
-// products ψ = T0[k0]·T1[k1] (d = 2) or (T0[k0]·T1[k1])·T2[k2] (d = 3), each rounded, their
-// fixed-point bits summed, and the block's magic bias subtracted once.
-func l2ProductsGo(d int, tab []float64, flat *[3][]int32, acc []int64) {
-	ix0 := flat[0]
-	ix1 := flat[1][:len(ix0)]
-	acc = acc[:len(ix0)]
-	if d == 2 {
-		for m, o0 := range ix0 {
-			a := (*[l2Block]float64)(tab[o0:])
-			b := (*[l2Block]float64)(tab[ix1[m]:])
-			sum := fixedBits(float64(a[0]*b[0])) + fixedBits(float64(a[1]*b[1])) +
-				fixedBits(float64(a[2]*b[2])) + fixedBits(float64(a[3]*b[3])) +
-				fixedBits(float64(a[4]*b[4])) + fixedBits(float64(a[5]*b[5])) +
-				fixedBits(float64(a[6]*b[6])) + fixedBits(float64(a[7]*b[7]))
-			acc[m] += int64(sum - fixedBlockBias)
-		}
-		return
-	}
-	ix2 := flat[2][:len(ix0)]
-	for m, o0 := range ix0 {
-		a := (*[l2Block]float64)(tab[o0:])
-		b := (*[l2Block]float64)(tab[ix1[m]:])
-		c := (*[l2Block]float64)(tab[ix2[m]:])
-		sum := fixedBits(float64(float64(a[0]*b[0])*c[0])) + fixedBits(float64(float64(a[1]*b[1])*c[1])) +
-			fixedBits(float64(float64(a[2]*b[2])*c[2])) + fixedBits(float64(float64(a[3]*b[3])*c[3])) +
-			fixedBits(float64(float64(a[4]*b[4])*c[4])) + fixedBits(float64(float64(a[5]*b[5])*c[5])) +
-			fixedBits(float64(float64(a[6]*b[6])*c[6])) + fixedBits(float64(float64(a[7]*b[7])*c[7]))
-		acc[m] += int64(sum - fixedBlockBias)
 	}
 }
 
@@ -284,7 +236,7 @@ func (s *l2Sketch) addGeneric(u []float64, d int) {
 			if stride == 1 {
 				continue
 			}
-			c1 := cosPiFlat(u[i+j])
+			c1 := numeric.CosPiFlat(u[i+j])
 			row[1] = c1
 			two := 2 * c1
 			for k := 2; k < stride; k++ {
@@ -294,14 +246,14 @@ func (s *l2Sketch) addGeneric(u []float64, d int) {
 		for m := range acc {
 			a, b := start[m], start[m+1]
 			if a == b {
-				acc[m] += 1 << 32 // ψ_0 = 1 exactly: toFixed(1)
+				acc[m] += 1 << 32 // ψ_0 = 1 exactly: numeric.ToFixed(1)
 				continue
 			}
 			p := tab[fidx[a]]
 			for _, f := range fidx[a+1 : b] {
 				p = float64(p * tab[f])
 			}
-			acc[m] += toFixed(p)
+			acc[m] += numeric.ToFixed(p)
 		}
 	}
 }
@@ -330,7 +282,7 @@ func (s *l2Sketch) finalize(n int64, out [][]float32) {
 	fn := float64(n)
 	if l.rff == nil {
 		for m, v := range s.acc {
-			dst[m] = float32(l.weight[m] * (fromFixed(v) / fn))
+			dst[m] = float32(l.weight[m] * (numeric.FromFixed(v) / fn))
 		}
 		return
 	}
@@ -343,7 +295,7 @@ func (s *l2Sketch) finalize(n int64, out [][]float32) {
 func (s *l2Sketch) coefficients(a []float64, fn float64) {
 	l := s.fam
 	for m, v := range s.acc {
-		a[m] = l.weight[m] * (fromFixed(v) / fn)
+		a[m] = l.weight[m] * (numeric.FromFixed(v) / fn)
 	}
 }
 

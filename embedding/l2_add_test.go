@@ -1,6 +1,8 @@
 package embedding
 
 import (
+	"github.com/distfeat/distfeat/internal/numeric"
+
 	"fmt"
 	"math"
 	"slices"
@@ -8,7 +10,7 @@ import (
 )
 
 // l2AddReference is the original l2 add, verbatim (per point: the factor tables with
-// cosPi, then each ψ_α over its non-zero axes through start/fidx, toFixed per term). The
+// cosPi, then each ψ_α over its non-zero axes through start/fidx, numeric.ToFixed per term). The
 // specialised paths must reproduce it bit for bit.
 func l2AddReference(l *l2Family, acc []int64, u []float64, d int) {
 	stride := l.kmax + 1
@@ -22,7 +24,7 @@ func l2AddReference(l *l2Family, acc []int64, u []float64, d int) {
 			if stride == 1 {
 				continue
 			}
-			c1 := cosPi(u[i+j])
+			c1 := numeric.CosPi(u[i+j])
 			row[1] = c1
 			two := 2 * c1
 			for k := 2; k < stride; k++ {
@@ -39,7 +41,7 @@ func l2AddReference(l *l2Family, acc []int64, u []float64, d int) {
 			for _, f := range fidx[a+1 : b] {
 				p = float64(p * tab[f])
 			}
-			acc[m] += toFixed(p)
+			acc[m] += numeric.ToFixed(p)
 		}
 	}
 }
@@ -67,7 +69,7 @@ func l2TestPoints(rng *RNG, n, d int) []float64 {
 }
 
 // TestL2AddPathsBitIdentical compares, bit for bit, the accumulators of add (specialised
-// for d ≤ 3, on every l2Products kernel path), addGeneric and the original code, for
+// for d ≤ 3, on every numeric.L2Products kernel path), addGeneric and the original code, for
 // d = 1..4, several bases and point counts around the block sizes, added in one call and
 // in uneven pieces.
 func TestL2AddPathsBitIdentical(t *testing.T) {
@@ -84,11 +86,11 @@ func TestL2AddPathsBitIdentical(t *testing.T) {
 			case basis == 1 || d > 3:
 			case d == 1:
 				wantSpec = 1
-			case d*(fam.kmax+1)*l2Block <= l2MaxFlatTable:
+			case d*(fam.kmax+1)*numeric.L2Block <= l2MaxFlatTable:
 				wantSpec = d
 			}
 			if fam.spec != wantSpec {
-				t.Errorf("d=%d basis=%d: spec = %d, want %d", d, basis, fam.spec, wantSpec)
+				t.Errorf("d=%d basis=%d: sp = %d, want %d", d, basis, fam.spec, wantSpec)
 			}
 			for _, n := range []int{1, 3, 4, 7, 8, 9, 15, 16, 17, 100, 1003} {
 				if basis >= 1000 && n > 100 {
@@ -107,7 +109,7 @@ func TestL2AddPathsBitIdentical(t *testing.T) {
 					s := fam.newSketch().(*l2Sketch)
 					s.add(u, d)
 					if !slices.Equal(s.acc, want) {
-						t.Fatalf("d=%d basis=%d n=%d path %v: add (spec %d) differs from the original code at %d",
+						t.Fatalf("d=%d basis=%d n=%d path %v: add (sp %d) differs from the original code at %d",
 							d, basis, n, p, fam.spec, firstDiff(s.acc, want))
 					}
 					// Uneven pieces: block boundaries fall elsewhere; integer sums must agree.
@@ -143,12 +145,12 @@ func BenchmarkL2AddPaths(b *testing.B) {
 		e := mustNew(b, l2Spec(d, 100))
 		fam := e.fams[0].(*l2Family)
 		u := uniformPoints(NewRNG(1, "bench"), benchBatch, d)
-		for _, p := range []dotPath{dotPathAVX512, dotPathAVX2, dotPathPortable} {
-			if d == 1 && p != dotPathPortable {
+		for _, p := range []numeric.Path{numeric.PathAVX512, numeric.PathAVX2, numeric.PathPortable} {
+			if d == 1 && p != numeric.PathPortable {
 				continue // add1 has no kernel
 			}
 			b.Run(fmt.Sprintf("d=%d/%v", d, p), func(b *testing.B) {
-				if !dotPathSupported(p) {
+				if !numeric.PathSupported(p) {
 					b.Skipf("path %v is not supported on this machine", p)
 				}
 				saved := fam.path

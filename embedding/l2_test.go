@@ -6,6 +6,9 @@ import (
 	"reflect"
 	"sort"
 	"testing"
+
+	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // cosineIndicesReference is the straightforward definition: enumerate every index with
@@ -49,7 +52,7 @@ func cosineIndicesReference(d, count int) [][]int {
 func TestCosineIndicesOrder(t *testing.T) {
 	for d := 1; d <= 6; d++ {
 		for _, count := range []int{1, 2, 3, 7, 50, 100, 333} {
-			got, want := cosineIndices(d, count), cosineIndicesReference(d, count)
+			got, want := numeric.CosineIndices(d, count), cosineIndicesReference(d, count)
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("d=%d count=%d: differs from the reference order\n got %v\nwant %v", d, count, got, want)
 			}
@@ -57,20 +60,20 @@ func TestCosineIndicesOrder(t *testing.T) {
 	}
 	// Spot checks of the contract order (DESIGN §3.2) in 2-D.
 	want := [][]int{{0, 0}, {0, 1}, {1, 0}, {1, 1}, {0, 2}, {2, 0}, {1, 2}, {2, 1}}
-	if got := cosineIndices(2, 8); !reflect.DeepEqual(got, want) {
+	if got := numeric.CosineIndices(2, 8); !reflect.DeepEqual(got, want) {
 		t.Errorf("first 2-D indices %v, want %v", got, want)
 	}
 	// Large d stays cheap: only count indices are materialised.
-	big := cosineIndices(512, 600)
+	big := numeric.CosineIndices(512, 600)
 	if len(big) != 600 || sqNorm(big[599]) != 2 || sqNorm(big[512]) != 1 || sqNorm(big[513]) != 2 {
 		t.Errorf("d=512: unexpected norms")
 	}
 }
 
 // l2Spec is a one-family l2 spec on [0,1]^d.
-func l2Spec(d, basis int) *Spec {
+func l2Spec(d, basis int) *spec.Spec {
 	s := mmdSpec(d, 2, 1, 42)
-	s.Families = []Family{{Name: "l2", Kind: "l2", Basis: basis}}
+	s.Families = []spec.Family{{Name: "l2", Kind: "l2", Basis: basis}}
 	return s
 }
 
@@ -94,7 +97,7 @@ func TestL2MatchesDefinition(t *testing.T) {
 			e := mustNew(t, l2Spec(tc.d, tc.basis))
 			u := uniformPoints(NewRNG(4, "l2-def"), 300, tc.d)
 			got := e.Embed(u)[0]
-			for m, alpha := range cosineIndices(tc.d, tc.basis) {
+			for m, alpha := range numeric.CosineIndices(tc.d, tc.basis) {
 				want := 0.0
 				for i := 0; i < 300; i++ {
 					want += phi(alpha, u[i*tc.d:(i+1)*tc.d])
@@ -163,7 +166,7 @@ func TestL2CoefficientsOfKnownDensity(t *testing.T) {
 	e := mustNew(t, l2Spec(d, basis))
 	a := e.Embed(u)[0]
 	worst := 0.0
-	for m, alpha := range cosineIndices(d, basis) {
+	for m, alpha := range numeric.CosineIndices(d, basis) {
 		want := boxCoefficient(alpha, mix)
 		diff := math.Abs(float64(a[m]) - want)
 		worst = max(worst, diff)
@@ -232,9 +235,9 @@ func TestL2SecondStage(t *testing.T) {
 	rng := NewRNG(14, "l2-rff")
 	x, y := boxPoints(rng, 500, 2, 0, 0.7), boxPoints(rng, 500, 2, 0.3, 1)
 	plain := mustNew(t, l2Spec(2, 20))
-	spec := l2Spec(2, 20)
-	spec.Families[0].Sigma, spec.Families[0].Features = 0.8, 4096
-	staged := mustNew(t, spec)
+	sp := l2Spec(2, 20)
+	sp.Families[0].Sigma, sp.Families[0].Features = 0.8, 4096
+	staged := mustNew(t, sp)
 	ax, ay := plain.Embed(x)[0], plain.Embed(y)[0]
 	dist := 0.0
 	for i := range ax {
@@ -247,4 +250,13 @@ func TestL2SecondStage(t *testing.T) {
 	if math.Abs(got-want) > 5*se+1e-5 {
 		t.Errorf("l2 rff inner product %.4f, want %.4f ± %.4f", got, want, 5*se)
 	}
+}
+
+// sqNorm is |α|², the order key of numeric.CosineIndices.
+func sqNorm(a []int) int {
+	s := 0
+	for _, x := range a {
+		s += x * x
+	}
+	return s
 }

@@ -1,6 +1,9 @@
 package embedding
 
 import (
+	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/spec"
+
 	"math"
 )
 
@@ -11,8 +14,8 @@ import (
 // j = 0..d−1 (ω_rj = Normal()/bandwidth). Features: z(u) = √(2/D)·[sin ω_r·u, cos ω_r·u]_r,
 // interleaved (sin of frequency r at index 2r, its cosine at 2r+1).
 //
-// Sketch: per frequency, the fixed-point sums Σ_i toFixed(sin ω_r·u_i) and
-// Σ_i toFixed(cos ω_r·u_i) (terms are not pre-scaled by √(2/D)), plus the window's count.
+// Sketch: per frequency, the fixed-point sums Σ_i numeric.ToFixed(sin ω_r·u_i) and
+// Σ_i numeric.ToFixed(cos ω_r·u_i) (terms are not pre-scaled by √(2/D)), plus the window's count.
 // Finalize: z̄ = √(2/D)·(sum·2⁻³²/n). Optional second stage (rbf_sigma, rbf_features): the
 // random Fourier features of z̄ for exp(−‖z̄−z̄′‖²/(2·rbf_sigma²)), drawn with
 // NewRNG(seed, name+"/rbf"); the output is then that vector (length rbf_features).
@@ -23,20 +26,20 @@ type mmdFamily struct {
 	d        int
 	features int       // D
 	half     int       // D/2 frequencies
-	hp       int       // half rounded up to mmdLanes
+	hp       int       // half rounded up to numeric.MMDLanes
 	omega    []float64 // ω_jr at omega[j*hp+r]; padded frequencies are 0
 	scale    float64   // √(2/D)
-	path     mmdPath
+	path     numeric.MMDPath
 	rbf      *rff // nil without the second stage
 	cols     []Column
 }
 
 // compileMMD draws an mmd family's frequencies.
-func compileMMD(spec *Spec, idx int) (*mmdFamily, error) {
-	f := &spec.Families[idx]
-	d := spec.Dim
+func compileMMD(sp *spec.Spec, idx int) (*mmdFamily, error) {
+	f := &sp.Families[idx]
+	d := sp.Dim
 	half := f.Features / 2
-	hp := (half + mmdLanes - 1) / mmdLanes * mmdLanes
+	hp := (half + numeric.MMDLanes - 1) / numeric.MMDLanes * numeric.MMDLanes
 	m := &mmdFamily{
 		name:     f.Name,
 		d:        d,
@@ -45,9 +48,9 @@ func compileMMD(spec *Spec, idx int) (*mmdFamily, error) {
 		hp:       hp,
 		omega:    make([]float64, d*hp),
 		scale:    math.Sqrt(2 / float64(f.Features)),
-		path:     mmdBestPath(),
+		path:     numeric.MMDBestPath(),
 	}
-	rng := NewRNG(spec.Seed, f.Name)
+	rng := NewRNG(sp.Seed, f.Name)
 	maxTheta := 0.0
 	for r := 0; r < half; r++ {
 		sum := 0.0
@@ -60,26 +63,16 @@ func compileMMD(spec *Spec, idx int) (*mmdFamily, error) {
 	}
 	// |ω·u| ≤ Σ_j |ω_j| on [0,1]^d. Frequencies beyond the polynomial kernel's range (a
 	// bandwidth below ~1e-11) are served by the slow exact path rather than wrong values.
-	if !(maxTheta <= sincosMaxArg) {
-		m.path = mmdPathExact
+	if !(maxTheta <= numeric.SincosMaxArg) {
+		m.path = numeric.MMDPathExact
 	}
 	outLen := f.Features
 	if f.RBFFeatures > 0 {
-		m.rbf = newProjectionRFF(spec.projectionOf(f), NewRNG(spec.Seed, f.Name+"/rbf"), f.Features, f.RBFFeatures, f.RBFSigma)
+		m.rbf = newProjectionRFF(sp.ProjectionOf(f), NewRNG(sp.Seed, f.Name+"/rbf"), f.Features, f.RBFFeatures, f.RBFSigma)
 		outLen = f.RBFFeatures
 	}
 	m.cols = []Column{{Name: f.Name, Family: f.Name, Len: outLen}}
 	return m, nil
-}
-
-// mmdBestPath is the fastest kernel this machine supports.
-func mmdBestPath() mmdPath {
-	for _, p := range []mmdPath{mmdPathAVX512, mmdPathAVX2} {
-		if mmdPathSupported(p) {
-			return p
-		}
-	}
-	return mmdPathPortable
 }
 
 func (m *mmdFamily) columns() []Column { return m.cols }
@@ -95,7 +88,7 @@ type mmdSketch struct {
 }
 
 func (s *mmdSketch) add(u []float64, d int) {
-	mmdAccumulate(s.fam.path, s.fam.omega, u, d, s.fam.hp, s.acc)
+	numeric.MMDAccumulate(s.fam.path, s.fam.omega, u, d, s.fam.hp, s.acc)
 }
 
 func (s *mmdSketch) merge(other familySketch) {
@@ -122,8 +115,8 @@ func (s *mmdSketch) finalize(n int64, out [][]float32) {
 	fn := float64(n)
 	if m.rbf == nil {
 		for r := 0; r < m.half; r++ {
-			dst[2*r] = float32(m.scale * (fromFixed(s.acc[r]) / fn))
-			dst[2*r+1] = float32(m.scale * (fromFixed(s.acc[m.hp+r]) / fn))
+			dst[2*r] = float32(m.scale * (numeric.FromFixed(s.acc[r]) / fn))
+			dst[2*r+1] = float32(m.scale * (numeric.FromFixed(s.acc[m.hp+r]) / fn))
 		}
 		return
 	}
@@ -136,8 +129,8 @@ func (s *mmdSketch) finalize(n int64, out [][]float32) {
 func (s *mmdSketch) meanEmbedding(zbar []float64, fn float64) {
 	m := s.fam
 	for r := 0; r < m.half; r++ {
-		zbar[2*r] = m.scale * (fromFixed(s.acc[r]) / fn)
-		zbar[2*r+1] = m.scale * (fromFixed(s.acc[m.hp+r]) / fn)
+		zbar[2*r] = m.scale * (numeric.FromFixed(s.acc[r]) / fn)
+		zbar[2*r+1] = m.scale * (numeric.FromFixed(s.acc[m.hp+r]) / fn)
 	}
 }
 

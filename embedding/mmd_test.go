@@ -1,19 +1,22 @@
 package embedding
 
 import (
+	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/spec"
+
 	"fmt"
 	"math"
 	"testing"
 )
 
 // mmdSpec is a one-family mmd spec on [0,1]^d.
-func mmdSpec(d, features int, bandwidth float64, seed uint64) *Spec {
+func mmdSpec(d, features int, bandwidth float64, seed uint64) *spec.Spec {
 	lo, hi := make([]float64, d), make([]float64, d)
 	for j := range hi {
 		hi[j] = 1
 	}
-	return &Spec{Version: 1, Seed: seed, Dim: d, Bounds: Bounds{Lo: lo, Hi: hi}, OutOfBounds: "clip",
-		Families: []Family{{Name: "mmd", Kind: "mmd", Features: features, Bandwidth: bandwidth}}}
+	return &spec.Spec{Version: 1, Seed: seed, Dim: d, Bounds: spec.Bounds{Lo: lo, Hi: hi}, OutOfBounds: "clip",
+		Families: []spec.Family{{Name: "mmd", Kind: "mmd", Features: features, Bandwidth: bandwidth}}}
 }
 
 // boxPoints draws n points uniform in the box [lo, hi]^d.
@@ -162,11 +165,11 @@ func TestMMDMatchesDefinition(t *testing.T) {
 		bw          float64
 	}{{1, 2, 0.3}, {3, 38, 0.1}, {2, 1024, 0.1}, {5, 100, 1e-13}} {
 		t.Run(fmt.Sprintf("d=%d,D=%d,bw=%g", tc.d, tc.features, tc.bw), func(t *testing.T) {
-			spec := mmdSpec(tc.d, tc.features, tc.bw, 77)
-			spec.Families[0].Name = "mmd_x"
-			e := mustNew(t, spec)
+			sp := mmdSpec(tc.d, tc.features, tc.bw, 77)
+			sp.Families[0].Name = "mmd_x"
+			e := mustNew(t, sp)
 			if tc.bw < 1e-9 {
-				if m := e.fams[0].(*mmdFamily); m.path != mmdPathExact {
+				if m := e.fams[0].(*mmdFamily); m.path != numeric.MMDPathExact {
 					t.Errorf("bandwidth %g: kernel path %v, want the exact fallback", tc.bw, m.path)
 				}
 			}
@@ -216,9 +219,9 @@ func TestMMDSecondStage(t *testing.T) {
 	p := boxPoints(rng, 200, d, 0, 0.6)
 	q := boxPoints(rng, 200, d, 0.2, 1)
 	first := mustNew(t, mmdSpec(d, 512, 0.2, 3))
-	spec := mmdSpec(d, 512, 0.2, 3)
-	spec.Families[0].RBFSigma, spec.Families[0].RBFFeatures = 0.5, 4096
-	second := mustNew(t, spec)
+	sp := mmdSpec(d, 512, 0.2, 3)
+	sp.Families[0].RBFSigma, sp.Families[0].RBFFeatures = 0.5, 4096
+	second := mustNew(t, sp)
 	if c := second.Columns(); len(c) != 1 || c[0].Len != 4096 {
 		t.Fatalf("columns %+v", c)
 	}

@@ -1,17 +1,19 @@
 package embedding
 
+import "github.com/distfeat/distfeat/internal/numeric"
+
 // The joint two-dimensional projection of the hdd coefficients (gd = 2, the default spec's
 // shape), vectorised across grid rows. It computes exactly what project and project2
 // compute, operation for operation; only the data layout and the order in which
 // independent outputs are produced differ (project's first contraction sums each output
-// with dot, project2's with dot2, and project2DT follows suit: dotLanes or projLanes):
+// with dot, project2's with dot2, and project2DT follows suit: numeric.DotLanes or numeric.ProjLanes):
 //
 //   - the first (innermost) contraction folds each grid row o with the mirror symmetry,
 //     plus_c = x_{o,c} + x_{o,G−1−c} and minus_c = x_{o,c} − x_{o,G−1−c}, stored transposed
 //     (c-major) so that one table value th[m][c] multiplies the same c of every row at once
-//     (projLanes: lanes = rows, the two partial sums of dot2 per lane);
+//     (numeric.ProjLanes: lanes = rows, the two partial sums of dot2 per lane);
 //   - its outputs are stored suffix-major; the second contraction takes, for each needed
-//     column (suffix), every output that reads it as lanes of projLanes with the column's
+//     column (suffix), every output that reads it as lanes of numeric.ProjLanes with the column's
 //     values broadcast: per output, the two alternating partial sums of project over the
 //     same products (t·x = x·t exactly).
 //
@@ -22,105 +24,7 @@ package embedding
 // vectorised gd = 2 layout: only with the AVX-512 kernels, where it pays; the other paths
 // keep the row-major code (same bits, and the reference the path tests compare against).
 func (p *projPlan) use2D() bool {
-	return p.gd == 2 && p.path == dotPathAVX512 && dotPathSupported(dotPathAVX512)
-}
-
-// projLanes sets out[k] = a0_k + a1_k for every lane k < len(out), where
-// a0_k = Σ_{c even} th[c]·v[c·ld + k] and a1_k = Σ_{c odd} th[c]·v[c·ld + k], each product
-// rounded before it is added, in increasing c from +0 — per lane, the order of dot2. The
-// AVX-512 kernel does 32 lanes at a time with the same operations (every path gives the
-// same bits; TestProjLanesPaths).
-func projLanes(path dotPath, th, v []float64, ld int, out []float64) {
-	if !lanesToCompute("projLanes", th, v, ld, out) {
-		return
-	}
-	k0 := projLanesSIMD(path, th, v, ld, out)
-	projLanesGo(th, v[k0:], ld, out[k0:])
-}
-
-// lanesToCompute checks the arguments of a lanes kernel (projLanes, dotLanes): it panics
-// on inconsistent dimensions and reports false when there is nothing to compute (no lanes,
-// or no terms: the lanes are then cleared).
-func lanesToCompute(name string, th, v []float64, ld int, out []float64) bool {
-	switch {
-	case len(out) == 0:
-		return false
-	case len(th) == 0:
-		clear(out)
-		return false
-	case ld < len(out) || len(v) < (len(th)-1)*ld+len(out):
-		panic("embedding: " + name + ": inconsistent dimensions")
-	}
-	return true
-}
-
-// projLanesGo is the portable kernel of projLanes: groups of up to 32 lanes with their two
-// partial sums on the stack, c in the outer loop so that rows of v are read contiguously
-// (per lane, the same operations in the same order).
-func projLanesGo(th, v []float64, ld int, out []float64) {
-	h := len(th)
-	var a0, a1 [32]float64
-	for k0 := 0; k0 < len(out); k0 += 32 {
-		nl := min(32, len(out)-k0)
-		s0, s1 := a0[:nl], a1[:nl]
-		clear(s0)
-		clear(s1)
-		c := 0
-		for ; c+2 <= h; c += 2 {
-			t0, t1 := th[c], th[c+1]
-			r0 := v[c*ld+k0 : c*ld+k0+nl]
-			r1 := v[(c+1)*ld+k0 : (c+1)*ld+k0+nl]
-			r0, r1 = r0[:len(s0)], r1[:len(s0)]
-			for l := range s0 {
-				s0[l] += float64(t0 * r0[l])
-				s1[l] += float64(t1 * r1[l])
-			}
-		}
-		if c < h {
-			t0 := th[c]
-			r0 := v[c*ld+k0 : c*ld+k0+nl]
-			for l := range s0 {
-				s0[l] += float64(t0 * r0[l])
-			}
-		}
-		o := out[k0 : k0+nl]
-		for l := range o {
-			o[l] = s0[l] + s1[l]
-		}
-	}
-}
-
-// dotLanes sets out[k] = dot(th, column k of v) for every lane k < len(out), column k
-// being v[c·ld + k] for c < len(th): per lane, dot's four partial sums in its order
-// (rff.go). The AVX-512 kernel (kdeDotLanes) does the lanes in groups of 8, Go the rest
-// and every lane on the other paths (TestProject2DTPathsBitIdentical).
-func dotLanes(path dotPath, th, v []float64, ld int, out []float64) {
-	if !lanesToCompute("dotLanes", th, v, ld, out) {
-		return
-	}
-	h := len(th)
-	k0 := 0
-	if kdeLanesSupported(path) {
-		k0 = len(out) &^ 7
-		if k0 > 0 {
-			kdeDotLanes(th, v, ld, out[:k0])
-		}
-	}
-	n4 := h &^ 3
-	for k := k0; k < len(out); k++ {
-		var s0, s1, s2, s3 float64
-		c := 0
-		for ; c < n4; c += 4 {
-			s0 += float64(th[c] * v[c*ld+k])
-			s1 += float64(th[c+1] * v[(c+1)*ld+k])
-			s2 += float64(th[c+2] * v[(c+2)*ld+k])
-			s3 += float64(th[c+3] * v[(c+3)*ld+k])
-		}
-		for ; c < h; c++ {
-			s0 += float64(th[c] * v[c*ld+k])
-		}
-		out[k] = (s0 + s1) + (s2 + s3)
-	}
+	return p.gd == 2 && p.path == numeric.PathAVX512 && numeric.PathSupported(numeric.PathAVX512)
 }
 
 // proj2DScratch is the workspace of project2DT: the folded lines (plus, minus) of the
@@ -136,7 +40,7 @@ type proj2DScratch struct {
 
 // secGroup is the part of the second (outer-axis) contraction that reads one column of
 // the first contraction's outputs: the outputs s whose suffix is src, as lanes of
-// projLanes with the column broadcast and tab[c·lanes + l] = t[m_l][c] (lanes padded to
+// numeric.ProjLanes with the column broadcast and tab[c·lanes + l] = t[m_l][c] (lanes padded to
 // a multiple of 8 with zero rows whose results are dropped).
 type secGroup struct {
 	src   int
@@ -227,7 +131,7 @@ func (p *projPlan) project2DT(dstR, dstI, frT, fiT []float64, sc *proj2DScratch)
 	for i := 0; i < nf; i++ {
 		plus, minus := sc.fold[i][0], sc.fold[i][1]
 		fn := fns[i][:g*g]
-		if !foldLinesSIMD(p.path, fn, g, plus, minus) {
+		if !numeric.FoldLinesSIMD(p.path, fn, g, plus, minus) {
 			for c := 0; c < g/2; c++ {
 				a, b := fn[c*g:(c+1)*g], fn[(g-1-c)*g:(g-c)*g]
 				pl, mi := plus[c*g:(c+1)*g], minus[c*g:(c+1)*g]
@@ -251,22 +155,22 @@ func (p *projPlan) project2DT(dstR, dstI, frT, fiT []float64, sc *proj2DScratch)
 			if nf == 1 {
 				// project's first contraction sums with dot (four partial sums), project2's
 				// with dot2 (two).
-				dotLanes(p.path, p.th[m], v, g, mid[s*g:(s+1)*g])
+				numeric.DotLanes(p.path, p.th[m], v, g, mid[s*g:(s+1)*g])
 			} else {
-				projLanes(p.path, p.th[m], v, g, mid[s*g:(s+1)*g])
+				numeric.ProjLanes(p.path, p.th[m], v, g, mid[s*g:(s+1)*g])
 			}
 		}
 	}
 	dsts := [2][]float64{dstR, dstI}
 	if nf == 2 {
-		// Both functions at once where the kernel allows it (each output as projLanes).
+		// Both functions at once where the kernel allows it (each output as numeric.ProjLanes).
 		for gi := range p.sec {
 			grp := &p.sec[gi]
 			outR, outI := sc.lanes[:grp.lanes], sc.lanes2[:grp.lanes]
 			thR, thI := sc.mid[0][grp.src*g:(grp.src+1)*g], sc.mid[1][grp.src*g:(grp.src+1)*g]
-			k := projLanes2SIMD(p.path, thR, thI, grp.tab, grp.lanes, outR, outI)
-			projLanes(p.path, thR, grp.tab[k:], grp.lanes, outR[k:])
-			projLanes(p.path, thI, grp.tab[k:], grp.lanes, outI[k:])
+			k := numeric.ProjLanes2SIMD(p.path, thR, thI, grp.tab, grp.lanes, outR, outI)
+			numeric.ProjLanes(p.path, thR, grp.tab[k:], grp.lanes, outR[k:])
+			numeric.ProjLanes(p.path, thI, grp.tab[k:], grp.lanes, outI[k:])
 			for l, s := range grp.outs {
 				dstR[s], dstI[s] = outR[l], outI[l]
 			}
@@ -278,7 +182,7 @@ func (p *projPlan) project2DT(dstR, dstI, frT, fiT []float64, sc *proj2DScratch)
 		for gi := range p.sec {
 			grp := &p.sec[gi]
 			out := sc.lanes[:grp.lanes]
-			projLanes(p.path, mid[grp.src*g:(grp.src+1)*g], grp.tab, grp.lanes, out)
+			numeric.ProjLanes(p.path, mid[grp.src*g:(grp.src+1)*g], grp.tab, grp.lanes, out)
 			for l, s := range grp.outs {
 				dst[s] = out[l]
 			}

@@ -1,7 +1,9 @@
 package embedding
 
 import (
-	"fmt"
+	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/spec"
+
 	"math"
 	"sync"
 )
@@ -10,22 +12,22 @@ import (
 // z(a) = √(2/D)·[sin(ω_r·a), cos(ω_r·a)]_{r=1..D/2}, ω_r ~ N(0, σ⁻² I) (sin/cos pairs,
 // thesis §3.2). It is applied once per window at finalisation (mmd's second stage, l2's and
 // hdd's outer kernel), in float64 with the deterministic sincos of sincos.go and the fixed
-// summation order of rffDot, so the output bits do not depend on the architecture, the
+// summation order of numeric.RFFDot, so the output bits do not depend on the architecture, the
 // GOAMD64 level or which kernel path (portable, AVX2, AVX-512) computed the inner products.
 type rff struct {
 	in, out int
-	omega   []float64 // row-major (out/2) × in
-	scale   float64   // √(2/D)
-	path    dotPath   // kernel of rffDot; every path gives the same bits
-	orth    *sorf     // with `projection: orthogonal`: the structured frequencies (omega is nil)
-	batch   sync.Pool // *rffBatch: applyBatch's workspace
+	omega   []float64    // row-major (out/2) × in
+	scale   float64      // √(2/D)
+	path    numeric.Path // kernel of numeric.RFFDot; every path gives the same bits
+	orth    *sorf        // with `projection: orthogonal`: the structured frequencies (omega is nil)
+	batch   sync.Pool    // *rffBatch: applyBatch's workspace
 }
 
 // newProjectionRFF is the random Fourier stage of a family whose spec field `projection`
 // is projection: newOrthogonalRFF for "orthogonal", newRFF otherwise ("gaussian", or empty
 // meaning gaussian). Both draw from rng.
 func newProjectionRFF(projection string, rng *RNG, in, features int, sigma float64) *rff {
-	if projection == projectionOrthogonal {
+	if projection == spec.ProjectionOrthogonal {
 		return newOrthogonalRFF(rng, in, features, sigma)
 	}
 	return newRFF(rng, in, features, sigma)
@@ -35,7 +37,7 @@ func newProjectionRFF(projection string, rng *RNG, in, features int, sigma float
 // of the dense Gaussian matrix (`projection: orthogonal`), drawn from rng as newSORF says.
 func newOrthogonalRFF(rng *RNG, in, features int, sigma float64) *rff {
 	return &rff{in: in, out: features, scale: math.Sqrt(2 / float64(features)),
-		path: dotBestPath(), orth: newSORF(rng, in, features/2, sigma)}
+		path: numeric.BestPath(), orth: newSORF(rng, in, features/2, sigma)}
 }
 
 // rffBatch is the workspace of one batched finalisation: the windows' inputs a (row-major,
@@ -66,7 +68,7 @@ func (m *rff) getBatch(nw int) *rffBatch {
 	if b == nil {
 		b = &rffBatch{}
 	}
-	if need := (nw + rffTileWindows) * m.in; cap(b.a) < need { // room for applyBatch's padding
+	if need := (nw + numeric.RFFTileWindows) * m.in; cap(b.a) < need { // room for applyBatch's padding
 		b.a = make([]float64, need)
 	}
 	b.a = b.a[:nw*m.in]
@@ -79,14 +81,14 @@ func (m *rff) putBatch(b *rffBatch) { m.batch.Put(b) }
 func newRFF(rng *RNG, in, features int, sigma float64) *rff {
 	half := features / 2
 	m := &rff{in: in, out: features, omega: make([]float64, half*in),
-		scale: math.Sqrt(2 / float64(features)), path: dotBestPath()}
+		scale: math.Sqrt(2 / float64(features)), path: numeric.BestPath()}
 	for i := range m.omega {
 		m.omega[i] = rng.Normal() / sigma
 	}
 	return m
 }
 
-// rffBlock is the number of rows per rffDot call in apply: their θ live on the stack. A
+// rffBlock is the number of rows per numeric.RFFDot call in apply: their θ live on the stack. A
 // multiple of both kernels' row groups (8 and 6), so that only the last call has rows
 // left over for the kernels' slower one-row loop.
 const rffBlock = 96
@@ -108,7 +110,7 @@ func (m *rff) apply(a []float64, out []float32) {
 	for r0 := 0; r0 < half; r0 += rffBlock {
 		nr := min(rffBlock, half-r0)
 		th := theta[:nr]
-		rffDot(m.path, m.omega[r0*m.in:(r0+nr)*m.in], m.in, a, th)
+		numeric.RFFDot(m.path, m.omega[r0*m.in:(r0+nr)*m.in], m.in, a, th)
 		m.emit(th, out[2*r0:2*(r0+nr)])
 	}
 }
@@ -134,15 +136,15 @@ func (m *rff) emit(theta []float64, o []float32) {
 	o = o[:2*len(theta)]
 	inRange := true
 	for _, t := range theta {
-		inRange = inRange && math.Abs(t) <= sincosMaxArg
+		inRange = inRange && math.Abs(t) <= numeric.SincosMaxArg
 	}
 	k := 0
 	if inRange {
-		k = rffEmitSIMD(m.path, theta, m.scale, o)
+		k = numeric.RFFEmitSIMD(m.path, theta, m.scale, o)
 	}
 	theta, o = theta[k:], o[2*k:]
 	for i, t := range theta {
-		s, c := sincosFlat(t)
+		s, c := numeric.SincosFlat(t)
 		o[2*i] = float32(m.scale * s)
 		o[2*i+1] = float32(m.scale * c)
 	}
@@ -164,7 +166,7 @@ func (m *rff) rowBlock() int {
 // applyBatch is apply for many windows: it writes z(a_w) into outs[w] (len D each) for the
 // inputs a_w = b.a[w·in : (w+1)·in], w < len(outs). ω is streamed from memory once per call
 // instead of once per window: a block of rows stays in cache while every window is
-// multiplied by it (rffDotBatch). Each θ is computed by rffDot's summation order and goes
+// multiplied by it (numeric.RFFDotBatch). Each θ is computed by numeric.RFFDot's summation order and goes
 // through the same sincos and scaling as in apply, so every outs[w] is bit-identical to
 // apply(a_w, outs[w]).
 //
@@ -191,8 +193,8 @@ func (m *rff) applyBatch(b *rffBatch, outs [][]float32, workers int) {
 	// speed: 3 left over are padded to a tile of 4, 5 to one of 6, with zero inputs (whose
 	// θ are computed and dropped).
 	nc := nw
-	if rffTileSupported(m.path) {
-		nc = rffTilePadded(nw)
+	if numeric.RFFTileSupported(m.path) {
+		nc = numeric.RFFTilePadded(nw)
 		b.a = b.a[:nc*m.in] // getBatch reserved the room
 		clear(b.a[nw*m.in:])
 	}
@@ -208,220 +210,12 @@ func (m *rff) applyBatch(b *rffBatch, outs [][]float32, workers int) {
 		for blk := lo; blk < hi; blk++ {
 			r0 := blk * rb
 			nr := min(rb, half-r0)
-			rffDotBatch(m.path, m.omega[r0*m.in:(r0+nr)*m.in], m.in, nr, a, nc, theta, rb)
+			numeric.RFFDotBatch(m.path, m.omega[r0*m.in:(r0+nr)*m.in], m.in, nr, a, nc, theta, rb)
 			for w, out := range outs {
 				m.emit(theta[w*rb:w*rb+nr], out[2*r0:2*(r0+nr)])
 			}
 		}
 	})
-}
-
-// rffTileWindows and rffTileSmall are the numbers of windows of the tile kernels
-// (rffDotTile): groups of 6, and one group of 4 for what is left.
-const (
-	rffTileWindows = 6
-	rffTileSmall   = 4
-)
-
-// rffTilePadded is the number of windows applyBatch computes for nw with the tile kernels:
-// nw, with 3 left over from the groups of 6 padded to 4 and 5 padded to 6.
-func rffTilePadded(nw int) int {
-	if r := nw % rffTileWindows; r == 3 || r == 5 {
-		return nw + 1
-	}
-	return nw
-}
-
-// rffDotBatch sets theta[w·ldt + r] = ω_r·a_w for r < rows and w < nw, with ω_r =
-// omega[r·n : (r+1)·n] and a_w = a[w·n : (w+1)·n], each by rffDot's summation order, so
-// every value is bit-identical to rffDot on that row and vector. With a tile kernel
-// (AVX-512) tiles of 4 rows × 6 windows, then one of 4 rows × 4 windows, share their loads;
-// the rows and windows left over, and the other paths, run rffDot per window on the same
-// (cache-resident) rows.
-func rffDotBatch(path dotPath, omega []float64, n, rows int, a []float64, nw int, theta []float64, ldt int) {
-	if rows == 0 || nw == 0 {
-		return
-	}
-	if n < 0 || len(omega) < rows*n || len(a) < nw*n || ldt < rows || len(theta) < (nw-1)*ldt+rows {
-		panic("embedding: rffDotBatch: inconsistent dimensions")
-	}
-	w0 := 0
-	if n > 0 && rffTileSupported(path) {
-		r4 := rows &^ 3
-		for w0 < nw {
-			tw := rffTileWindows
-			if nw-w0 < rffTileWindows {
-				if nw-w0 < rffTileSmall {
-					break
-				}
-				tw = rffTileSmall
-			}
-			aw := a[w0*n : (w0+tw)*n]
-			for r := 0; r < r4; r += 4 {
-				rffDotTile(omega[r*n:(r+4)*n], aw, n, tw, theta[w0*ldt+r:], ldt)
-			}
-			for w := w0; w < w0+tw && r4 < rows; w++ {
-				rffDot(path, omega[r4*n:rows*n], n, a[w*n:(w+1)*n], theta[w*ldt+r4:w*ldt+rows])
-			}
-			w0 += tw
-		}
-	}
-	for w := w0; w < nw; w++ {
-		rffDot(path, omega[:rows*n], n, a[w*n:(w+1)*n], theta[w*ldt:w*ldt+rows])
-	}
-}
-
-// dotPath selects an implementation of rffDot. All paths produce bit-identical results.
-type dotPath int
-
-const (
-	dotPathPortable dotPath = iota // pure Go (rffDotGo)
-	dotPathAVX2                    // amd64 AVX2+FMA: 6 rows per pass, 8 lanes as two YMM registers
-	dotPathAVX512                  // amd64 AVX-512F: 8 rows per pass, one ZMM register per row
-)
-
-func (p dotPath) String() string {
-	switch p {
-	case dotPathPortable:
-		return "portable"
-	case dotPathAVX2:
-		return "avx2"
-	case dotPathAVX512:
-		return "avx512"
-	}
-	return fmt.Sprintf("dotPath(%d)", int(p))
-}
-
-// dotBestPath is the fastest rffDot kernel this machine supports.
-func dotBestPath() dotPath {
-	for _, p := range []dotPath{dotPathAVX512, dotPathAVX2} {
-		if dotPathSupported(p) {
-			return p
-		}
-	}
-	return dotPathPortable
-}
-
-// rffDot sets theta[r] = ω_r·a for the len(theta) rows ω_r = omega[r·n : (r+1)·n].
-//
-// The summation order is part of the features' definition, identical on every path: eight
-// lanes, lane k accumulating the terms j ≡ k (mod 8) in increasing j with one fused
-// multiply-add each (lane_k = fma(ω_j, a_j, lane_k), starting from +0; a lane whose last
-// block is incomplete is simply not updated there), then the fixed tree
-// ((l0+l4) + (l2+l6)) + ((l1+l5) + (l3+l7)). The AVX-512 kernel holds the eight lanes in
-// one ZMM register, the AVX2 kernel in two YMM registers (lanes 0–3 and 4–7), and rffDotGo
-// in eight scalars; TestRFFDotPathsBitIdentical checks that they agree bit for bit.
-func rffDot(path dotPath, omega []float64, n int, a, theta []float64) {
-	rows := len(theta)
-	if rows == 0 {
-		return
-	}
-	if n == 0 {
-		clear(theta)
-		return
-	}
-	if n < 0 || len(omega) < rows*n || len(a) < n {
-		panic("embedding: rffDot: inconsistent dimensions")
-	}
-	switch path {
-	case dotPathAVX512, dotPathAVX2:
-		rffDotSIMD(path, omega, n, a, theta)
-	default:
-		rffDotGo(omega, n, a, theta)
-	}
-}
-
-// rffDotGo is the portable kernel: the exact operation sequence of the SIMD paths, with
-// math.FMA where they use VFMADD and plain (separately rounded) additions in the final tree.
-func rffDotGo(omega []float64, n int, a, theta []float64) {
-	a = a[:n]
-	n8 := n &^ 7
-	for r := range theta {
-		row := omega[r*n : r*n+n]
-		var l0, l1, l2, l3, l4, l5, l6, l7 float64
-		for j := 0; j < n8; j += 8 {
-			w := row[j : j+8 : j+8]
-			x := a[j : j+8 : j+8]
-			l0 = math.FMA(w[0], x[0], l0)
-			l1 = math.FMA(w[1], x[1], l1)
-			l2 = math.FMA(w[2], x[2], l2)
-			l3 = math.FMA(w[3], x[3], l3)
-			l4 = math.FMA(w[4], x[4], l4)
-			l5 = math.FMA(w[5], x[5], l5)
-			l6 = math.FMA(w[6], x[6], l6)
-			l7 = math.FMA(w[7], x[7], l7)
-		}
-		if t := n - n8; t > 0 {
-			w := row[n8:n]
-			x := a[n8:n]
-			l0 = math.FMA(w[0], x[0], l0)
-			if t > 1 {
-				l1 = math.FMA(w[1], x[1], l1)
-			}
-			if t > 2 {
-				l2 = math.FMA(w[2], x[2], l2)
-			}
-			if t > 3 {
-				l3 = math.FMA(w[3], x[3], l3)
-			}
-			if t > 4 {
-				l4 = math.FMA(w[4], x[4], l4)
-			}
-			if t > 5 {
-				l5 = math.FMA(w[5], x[5], l5)
-			}
-			if t > 6 {
-				l6 = math.FMA(w[6], x[6], l6)
-			}
-		}
-		theta[r] = ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7))
-	}
-}
-
-// dot is a plain inner product with four independent partial sums (a fixed summation
-// order), used by hdd's density and projection stages. Every product is rounded before it
-// is added (the float64 conversions forbid the compiler from fusing them into FMAs, which
-// it does on arm64 and on amd64 with GOAMD64=v3), so results are bit-identical on every
-// machine. (The RFF stages use rffDot, whose order is different.)
-func dot(x, y []float64) float64 {
-	y = y[:len(x)]
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		s0 += float64(x[i] * y[i])
-		s1 += float64(x[i+1] * y[i+1])
-		s2 += float64(x[i+2] * y[i+2])
-		s3 += float64(x[i+3] * y[i+3])
-	}
-	for ; i < len(x); i++ {
-		s0 += float64(x[i] * y[i])
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
-// sincosFlat is sincos with a branch-free quadrant fix-up: the same operations as
-// sincosPoly, then the swap and the sign flips applied with integer masks instead of
-// data-dependent branches (which mispredict about half the time on random arguments and
-// cost more than the polynomial). Bit-identical to sincos for every argument
-// (TestSincosFlat); beyond sincosMaxArg and for NaN or ±Inf it calls sincos.
-func sincosFlat(theta float64) (sin, cos float64) {
-	if !(math.Abs(theta) <= sincosMaxArg) {
-		return sincos(theta)
-	}
-	s, c, q := sincosOctant(theta)
-	sb, cb := math.Float64bits(s), math.Float64bits(c)
-	swap := (sb ^ cb) & -(q & 1) // all ones when q is odd
-	sb ^= swap
-	cb ^= swap
-	sb ^= (q & 2) << 62       // negate sin when q&2
-	cb ^= ((q + 1) & 2) << 62 // negate cos when (q+1)&2
-	return math.Float64frombits(sb), math.Float64frombits(cb)
-}
-
-// cosPiFlat is cosPi through sincosFlat: bit-identical, without the quadrant branches.
-func cosPiFlat(x float64) float64 {
-	_, c := sincosFlat(float64(math.Pi * x))
-	return c
 }
 
 // finalizeStageBatch finalises many windows of a family whose output is an optional RFF stage

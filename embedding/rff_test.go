@@ -1,6 +1,8 @@
 package embedding
 
 import (
+	"github.com/distfeat/distfeat/internal/numeric"
+
 	"encoding/json"
 	"fmt"
 	"math"
@@ -9,25 +11,25 @@ import (
 	"testing"
 )
 
-// dotPaths lists every rffDot path this machine can run, portable first.
-func dotPaths(tb testing.TB) []dotPath {
-	var ps []dotPath
-	for _, p := range []dotPath{dotPathPortable, dotPathAVX2, dotPathAVX512} {
-		if dotPathSupported(p) {
+// dotPaths lists every numeric.RFFDot path this machine can run, portable first.
+func dotPaths(tb testing.TB) []numeric.Path {
+	var ps []numeric.Path
+	for _, p := range []numeric.Path{numeric.PathPortable, numeric.PathAVX2, numeric.PathAVX512} {
+		if numeric.PathSupported(p) {
 			ps = append(ps, p)
 		} else {
-			tb.Logf("rffDot path %v is not supported on this machine; compared paths exclude it", p)
+			tb.Logf("numeric.RFFDot path %v is not supported on this machine; compared paths exclude it", p)
 		}
 	}
 	return ps
 }
 
-// rffDotDefinition is the summation order of rffDot written as directly as possible: lane
+// rffDotDefinition is the summation order of numeric.RFFDot written as directly as possible: lane
 // j mod 8 gets fma(ω_j, a_j, lane) in increasing j, then the fixed reduction tree.
 func rffDotDefinition(row, a []float64) float64 {
 	var l [8]float64
 	for j := range row {
-		l[j%8] = fmaF(row[j], a[j], l[j%8])
+		l[j%8] = math.FMA(row[j], a[j], l[j%8])
 	}
 	return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]))
 }
@@ -49,7 +51,7 @@ func rffDotValue(rng *RNG, scale float64) float64 {
 	}
 }
 
-// TestRFFDotPathsBitIdentical forces every rffDot path on the same inputs and requires
+// TestRFFDotPathsBitIdentical forces every numeric.RFFDot path on the same inputs and requires
 // bit-identical θ, equal to the definition (rffDotDefinition): lengths around every
 // multiple of 8 (tails 0..7, tiny n), row counts that exercise the 8-row (AVX-512) and
 // 6-row (AVX2) groups and the single-row remainder, and values that produce −0 lanes,
@@ -89,7 +91,7 @@ func TestRFFDotPathsBitIdentical(t *testing.T) {
 			for _, p := range paths {
 				got := make([]float64, rows+1)
 				got[rows] = 12345 // sentinel: nothing is written past theta
-				rffDot(p, omega, n, a, got[:rows])
+				numeric.RFFDot(p, omega, n, a, got[:rows])
 				if got[rows] != 12345 {
 					t.Fatalf("n=%d rows=%d path %v wrote past theta", n, rows, p)
 				}
@@ -115,7 +117,7 @@ func TestRFFDotNegativeZeroLane(t *testing.T) {
 		}
 		for _, p := range dotPaths(t) {
 			theta := []float64{1}
-			rffDot(p, omega, n, a, theta)
+			numeric.RFFDot(p, omega, n, a, theta)
 			if theta[0] != 0 || !math.Signbit(theta[0]) {
 				t.Errorf("n=%d path %v: θ = %v (signbit %v), want −0", n, p, theta[0], math.Signbit(theta[0]))
 			}
@@ -123,7 +125,7 @@ func TestRFFDotNegativeZeroLane(t *testing.T) {
 	}
 	for _, p := range dotPaths(t) { // n = 0: θ = +0
 		theta := []float64{7, 7}
-		rffDot(p, nil, 0, nil, theta)
+		numeric.RFFDot(p, nil, 0, nil, theta)
 		if theta[0] != 0 || math.Signbit(theta[0]) || theta[1] != 0 {
 			t.Errorf("n=0 path %v: θ = %v, want +0", p, theta)
 		}
@@ -146,7 +148,7 @@ func TestRFFDotAccuracy(t *testing.T) {
 		}
 		for _, p := range dotPaths(t) {
 			theta := make([]float64, rows)
-			rffDot(p, omega, n, a, theta)
+			numeric.RFFDot(p, omega, n, a, theta)
 			for r := range theta {
 				exact := new(big.Float).SetPrec(4096)
 				absSum := 0.0
@@ -200,9 +202,9 @@ func TestRFFApplyPathsBitIdentical(t *testing.T) {
 	}
 }
 
-// setRFFPath forces the rffDot path of every RFF stage of e (a private Embedder), and the
-// l2Products path of its l2 families.
-func setRFFPath(e *Embedder, p dotPath) {
+// setRFFPath forces the numeric.RFFDot path of every RFF stage of e (a private Embedder), and the
+// numeric.L2Products path of its l2 families.
+func setRFFPath(e *Embedder, p numeric.Path) {
 	setPath := func(m *rff) {
 		m.path = p
 		if m.orth != nil {
@@ -229,7 +231,7 @@ func setRFFPath(e *Embedder, p dotPath) {
 	}
 }
 
-// TestGoldenRFFPaths checks testdata/golden.json on every rffDot and l2Products path
+// TestGoldenRFFPaths checks testdata/golden.json on every numeric.RFFDot and numeric.L2Products path
 // (TestGolden checks it on every mmd kernel path with the best of those).
 func TestGoldenRFFPaths(t *testing.T) {
 	if *updateGolden {
@@ -243,8 +245,8 @@ func TestGoldenRFFPaths(t *testing.T) {
 	if err := json.Unmarshal(b, &g); err != nil {
 		t.Fatal(err)
 	}
-	for name, spec := range testSpecs(t) {
-		e := mustNew(t, spec)
+	for name, sp := range testSpecs(t) {
+		e := mustNew(t, sp)
 		u := uniformPoints(NewRNG(g.Input.Seed, g.Input.Stream), g.Input.Points, e.Dim())
 		for _, p := range dotPaths(t) {
 			setRFFPath(e, p)
@@ -252,7 +254,7 @@ func TestGoldenRFFPaths(t *testing.T) {
 			for i, c := range e.Columns() {
 				key := name + "/" + c.Name
 				if got := vectorSum(out[i]); got != g.Features[key] {
-					t.Errorf("features of %s on rffDot/l2Products path %v: sha256 %s, golden %s", key, p, got, g.Features[key])
+					t.Errorf("features of %s on numeric.RFFDot/numeric.L2Products path %v: sha256 %s, golden %s", key, p, got, g.Features[key])
 				}
 			}
 		}
@@ -270,9 +272,9 @@ func BenchmarkRFFApply(b *testing.B) {
 			a[i] = rng.Normal() * 0.1
 		}
 		out := make([]float32, tc.features)
-		for _, p := range []dotPath{dotPathAVX512, dotPathAVX2, dotPathPortable} {
+		for _, p := range []numeric.Path{numeric.PathAVX512, numeric.PathAVX2, numeric.PathPortable} {
 			b.Run(fmt.Sprintf("in=%d,D=%d/%v", tc.in, tc.features, p), func(b *testing.B) {
-				if !dotPathSupported(p) {
+				if !numeric.PathSupported(p) {
 					b.Skipf("path %v is not supported on this machine", p)
 				}
 				m.path = p
@@ -300,22 +302,22 @@ func BenchmarkHDDFinalizeDefaultD(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/window")
 }
 
-// TestSincosFlat requires sincosFlat and cosPiFlat to match sincos and cosPi bit for bit:
+// TestSincosFlat requires numeric.SincosFlat and numeric.CosPiFlat to match sincos and cosPi bit for bit:
 // random arguments at several scales, quadrant boundaries, signed zeros, the polynomial
 // range's edge and the fallback beyond it.
 func TestSincosFlat(t *testing.T) {
 	check := func(theta float64) {
 		t.Helper()
-		s, c := sincosFlat(theta)
-		ws, wc := sincos(theta)
+		s, c := numeric.SincosFlat(theta)
+		ws, wc := numeric.Sincos(theta)
 		if math.Float64bits(s) != math.Float64bits(ws) || math.Float64bits(c) != math.Float64bits(wc) {
 			if !(math.IsNaN(s) && math.IsNaN(ws) && math.IsNaN(c) && math.IsNaN(wc)) {
-				t.Fatalf("sincosFlat(%v) = (%v, %v), sincos (%v, %v)", theta, s, c, ws, wc)
+				t.Fatalf("numeric.SincosFlat(%v) = (%v, %v), numeric.Sincos (%v, %v)", theta, s, c, ws, wc)
 			}
 		}
 	}
-	rng := NewRNG(8, "sincos-flat")
-	for _, scale := range []float64{1e-300, 1e-8, 1, math.Pi, 10, 1e4, 1e9, sincosMaxArg, 4 * sincosMaxArg} {
+	rng := NewRNG(8, "numeric.Sincos-flat")
+	for _, scale := range []float64{1e-300, 1e-8, 1, math.Pi, 10, 1e4, 1e9, numeric.SincosMaxArg, 4 * numeric.SincosMaxArg} {
 		for range 20000 {
 			check((2*rng.Float64() - 1) * scale)
 		}
@@ -326,14 +328,14 @@ func TestSincosFlat(t *testing.T) {
 		check(math.Nextafter(base, math.Inf(1)))
 		check(math.Nextafter(base, math.Inf(-1)))
 	}
-	for _, theta := range []float64{0, math.Copysign(0, -1), sincosMaxArg, -sincosMaxArg,
-		math.Nextafter(sincosMaxArg, math.Inf(1)), math.MaxFloat64, math.Inf(1), math.Inf(-1), math.NaN()} {
+	for _, theta := range []float64{0, math.Copysign(0, -1), numeric.SincosMaxArg, -numeric.SincosMaxArg,
+		math.Nextafter(numeric.SincosMaxArg, math.Inf(1)), math.MaxFloat64, math.Inf(1), math.Inf(-1), math.NaN()} {
 		check(theta)
 	}
 	for range 100000 {
 		x := rng.Float64()*3 - 1
-		if a, b := cosPiFlat(x), cosPi(x); math.Float64bits(a) != math.Float64bits(b) {
-			t.Fatalf("cosPiFlat(%v) = %v, cosPi %v", x, a, b)
+		if a, b := numeric.CosPiFlat(x), numeric.CosPi(x); math.Float64bits(a) != math.Float64bits(b) {
+			t.Fatalf("numeric.CosPiFlat(%v) = %v, numeric.CosPi %v", x, a, b)
 		}
 	}
 }

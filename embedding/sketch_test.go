@@ -9,13 +9,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/distfeat/distfeat/spec"
 )
 
 // testSpecs are the specs the sketch tests run on: the default (mmd, hdd, l2) and one with
 // the optional second stages (mmd rbf, l2 rff) in 3 dimensions.
-func testSpecs(t testing.TB) map[string]*Spec {
+func testSpecs(t testing.TB) map[string]*spec.Spec {
 	t.Helper()
-	stages, err := ParseSpec([]byte(`{"dim": 3, "seed": 9, "families": [
+	stages, err := spec.ParseSpec([]byte(`{"dim": 3, "seed": 9, "families": [
 		{"name": "mmd_rbf", "kind": "mmd", "features": 256, "bandwidth": 0.2, "rbf_sigma": 0.7, "rbf_features": 128},
 		{"name": "l2_rff", "kind": "l2", "basis": 40, "sigma": 0.3, "features": 64},
 		{"name": "mmd", "kind": "mmd", "features": 100, "bandwidth": 0.05},
@@ -23,10 +25,10 @@ func testSpecs(t testing.TB) map[string]*Spec {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return map[string]*Spec{"default": DefaultSpec(), "stages": stages}
+	return map[string]*spec.Spec{"default": spec.DefaultSpec(), "stages": stages}
 }
 
-func mustNew(t testing.TB, s *Spec) *Embedder {
+func mustNew(t testing.TB, s *spec.Spec) *Embedder {
 	t.Helper()
 	e, err := New(s)
 	if err != nil {
@@ -40,7 +42,7 @@ func mustNew(t testing.TB, s *Spec) *Embedder {
 var compiled sync.Map // spec ID → *Embedder
 
 // sharedNew is mustNew for read-only use: tests must not modify the returned Embedder.
-func sharedNew(t testing.TB, s *Spec) *Embedder {
+func sharedNew(t testing.TB, s *spec.Spec) *Embedder {
 	t.Helper()
 	if e, ok := compiled.Load(s.ID()); ok {
 		return e.(*Embedder)
@@ -79,9 +81,9 @@ func equalVectors(a, b [][]float32) bool {
 // TestStreamingEqualsBatchEqualsMerged: a window's features are the same bits whether its
 // points arrive in one Add, in random chunks, or in partial sketches merged in any order.
 func TestStreamingEqualsBatchEqualsMerged(t *testing.T) {
-	for name, spec := range testSpecs(t) {
+	for name, sp := range testSpecs(t) {
 		t.Run(name, func(t *testing.T) {
-			e := sharedNew(t, spec)
+			e := sharedNew(t, sp)
 			d := e.Dim()
 			rng := NewRNG(11, "streaming")
 			const n = 1537
@@ -157,9 +159,9 @@ func TestStreamingEqualsBatchEqualsMerged(t *testing.T) {
 }
 
 func TestSketchResetSizeAndEmpty(t *testing.T) {
-	for name, spec := range testSpecs(t) {
+	for name, sp := range testSpecs(t) {
 		t.Run(name, func(t *testing.T) {
-			e := sharedNew(t, spec)
+			e := sharedNew(t, sp)
 			rng := NewRNG(12, "reset")
 			s := e.NewSketch()
 			empty := s.SizeBytes()
@@ -187,14 +189,14 @@ func TestSketchResetSizeAndEmpty(t *testing.T) {
 				t.Fatalf("Finalize returned %d vectors for %d columns", len(out), len(cols))
 			}
 			kinds := map[string]string{}
-			for _, f := range spec.Families {
+			for _, f := range sp.Families {
 				kinds[f.Name] = f.Kind
 			}
 			for i, c := range cols {
 				if len(out[i]) != c.Len {
 					t.Errorf("column %s: length %d, want %d", c.Name, len(out[i]), c.Len)
 				}
-				if k := kinds[c.Family]; k == kindMMD || k == kindL2 {
+				if k := kinds[c.Family]; k == spec.KindMMD || k == spec.KindL2 {
 					for _, v := range out[i] {
 						if v != 0 {
 							t.Errorf("empty window: column %s has non-zero %v", c.Name, v)
@@ -208,7 +210,7 @@ func TestSketchResetSizeAndEmpty(t *testing.T) {
 }
 
 func TestFinalizeHookAndColumns(t *testing.T) {
-	s := DefaultSpec()
+	s := spec.DefaultSpec()
 	s.Families[1].Coefficients = true
 	e := sharedNew(t, s)
 	var names []string
@@ -267,15 +269,15 @@ func TestMergeIncompatible(t *testing.T) {
 	s1.Add([]float64{0.1, 0.2, 0.3})
 	s2.Add([]float64{0.25, 0.75, 0.5})
 	if err := s1.Merge(s2); err != nil {
-		t.Errorf("same spec, different embedder: %v", err)
+		t.Errorf("same sp, different embedder: %v", err)
 	}
 	if !equalVectors(s1.Finalize(nil), b.Embed([]float64{0.1, 0.2, 0.3, 0.25, 0.75, 0.5})) {
-		t.Error("merge across embedders of one spec changed the features")
+		t.Error("merge across embedders of one sp changed the features")
 	}
 }
 
 func TestAddPanicsOnPartialPoint(t *testing.T) {
-	e := sharedNew(t, DefaultSpec())
+	e := sharedNew(t, spec.DefaultSpec())
 	defer func() {
 		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "whole points") {
 			t.Errorf("recovered %v", r)
@@ -285,8 +287,8 @@ func TestAddPanicsOnPartialPoint(t *testing.T) {
 }
 
 func TestAddDoesNotAllocate(t *testing.T) {
-	for name, spec := range testSpecs(t) {
-		e := sharedNew(t, spec)
+	for name, sp := range testSpecs(t) {
+		e := sharedNew(t, sp)
 		s := e.NewSketch()
 		u := uniformPoints(NewRNG(2, "alloc"), 500, e.Dim())
 		s.Add(u) // warm up (pools, lazily built state)
@@ -297,12 +299,12 @@ func TestAddDoesNotAllocate(t *testing.T) {
 }
 
 func TestNormalize(t *testing.T) {
-	spec, err := ParseSpec([]byte(`{"dim": 2, "bounds": {"lo": [-1, 10], "hi": [1, 20]},
+	sp, err := spec.ParseSpec([]byte(`{"dim": 2, "bounds": {"lo": [-1, 10], "hi": [1, 20]},
 		"families": [{"name": "l", "kind": "l2", "basis": 3}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := mustNew(t, spec)
+	e := mustNew(t, sp)
 	x := []float64{0, 15, -1, 10, 1, 20, -2, 15, 0, 25, 5, 5}
 	dst := make([]float64, len(x))
 	clipped, err := e.Normalize(dst, x)
@@ -319,8 +321,8 @@ func TestNormalize(t *testing.T) {
 		t.Errorf("in place: %v %d %v", y, c, err)
 	}
 
-	spec.OutOfBounds = "reject"
-	r := mustNew(t, spec)
+	sp.OutOfBounds = "reject"
+	r := mustNew(t, sp)
 	_, err = r.Normalize(dst, x)
 	if !errors.Is(err, ErrOutOfBounds) || !strings.Contains(err.Error(), "point 3") {
 		t.Errorf("reject: %v, want ErrOutOfBounds naming point 3", err)
@@ -346,7 +348,7 @@ func TestNormalize(t *testing.T) {
 // TestEmbedderConcurrentUse: one Embedder serves many goroutines (each with its own
 // sketches); under -race this also checks that compiled families are only read.
 func TestEmbedderConcurrentUse(t *testing.T) {
-	e := sharedNew(t, DefaultSpec())
+	e := sharedNew(t, spec.DefaultSpec())
 	u := uniformPoints(NewRNG(15, "concurrent"), 400, 2)
 	want := e.Embed(u)
 	errs := make(chan error, 4)
@@ -392,7 +394,7 @@ func TestAddWorkersMatchOneGoroutine(t *testing.T) {
 					b.Add(u)
 				}
 				if a.Count() != b.Count() || !equalVectors(a.Finalize(nil), b.Finalize(nil)) {
-					t.Fatalf("spec %s, %d workers, adds of %v points: features differ from one goroutine's", name, workers, calls)
+					t.Fatalf("sp %s, %d workers, adds of %v points: features differ from one goroutine's", name, workers, calls)
 				}
 			}
 		}
@@ -406,7 +408,7 @@ func TestAddWorkersMatchOneGoroutine(t *testing.T) {
 	}
 	for n, want := range map[int]bool{20: false, 600: false, 2500: true, 4001: true} {
 		if got := e.NewSketch().addShared(uniformPoints(rng, n, 2), 2, n); got != want {
-			t.Errorf("%d points of the default spec shared among goroutines: %v, want %v", n, got, want)
+			t.Errorf("%d points of the default sp shared among goroutines: %v, want %v", n, got, want)
 		}
 	}
 }

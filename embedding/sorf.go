@@ -1,6 +1,10 @@
 package embedding
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/distfeat/distfeat/internal/numeric"
+)
 
 // sorf is the structured orthogonal random projection of Yu et al., "Orthogonal Random
 // Features" (NeurIPS 2016): the frequencies of a Gaussian-kernel random Fourier feature map
@@ -27,12 +31,12 @@ import "math/bits"
 // once (Ĥ = √p·H, so (√p/σ)·p^{−3/2} = 1/(σp)). Each butterfly is one rounded addition
 // or subtraction, so any implementation doing the same butterflies gives the same bits.
 type sorf struct {
-	in, rows int       // input length, number of frequencies D/2
-	p, logp  int       // padded length (a power of two ≥ in) and log₂ p
-	blocks   int       // B
-	signs    []float64 // ±1, blocks × 3 × p
-	scale    float64   // 1/(σp)
-	path     dotPath   // kernel of fwht's wide stages; every path gives the same bits
+	in, rows int          // input length, number of frequencies D/2
+	p, logp  int          // padded length (a power of two ≥ in) and log₂ p
+	blocks   int          // B
+	signs    []float64    // ±1, blocks × 3 × p
+	scale    float64      // 1/(σp)
+	path     numeric.Path // kernel of fwht's wide stages; every path gives the same bits
 }
 
 // newSORF draws the signs of a projection of inputs of length in onto rows = features/2
@@ -43,7 +47,7 @@ func newSORF(rng *RNG, in, rows int, sigma float64) *sorf {
 		p <<= 1
 	}
 	s := &sorf{in: in, rows: rows, p: p, logp: bits.TrailingZeros(uint(p)), blocks: (rows + p - 1) / p,
-		path: dotBestPath()}
+		path: numeric.BestPath()}
 	s.scale = 1 / (sigma * float64(p))
 	s.signs = make([]float64, s.blocks*3*p)
 	for d := 0; d < 3*s.blocks; d++ {
@@ -75,11 +79,11 @@ func (s *sorf) project(a, theta, y []float64) {
 			y[k] = d1[k] * v
 		}
 		clear(y[len(a):])
-		fwht(s.path, y)
+		numeric.FWHT(s.path, y)
 		signMul(y, sg[p:2*p])
-		fwht(s.path, y)
+		numeric.FWHT(s.path, y)
 		signMul(y, sg[2*p:3*p])
-		fwht(s.path, y)
+		numeric.FWHT(s.path, y)
 		out := theta[b*p : min((b+1)*p, s.rows)]
 		for k := range out {
 			out[k] = y[k] * s.scale
@@ -92,50 +96,5 @@ func signMul(y, d []float64) {
 	d = d[:len(y)]
 	for k := range y {
 		y[k] *= d[k]
-	}
-}
-
-// fwht is the unnormalised in-place Walsh–Hadamard transform of y (len a power of two) by
-// the butterfly order documented on sorf. The first two stages are fused into radix-4
-// steps on each group of 4, which performs the same butterflies on the same values; with
-// AVX-512 the stages h ≥ 8 run 8 butterflies at a time (fwhtWideAVX512).
-func fwht(path dotPath, y []float64) {
-	n := len(y)
-	if n == 1 {
-		return
-	}
-	if n == 2 {
-		y[0], y[1] = y[0]+y[1], y[0]-y[1]
-		return
-	}
-	for i := 0; i+4 <= n; i += 4 {
-		v := y[i : i+4 : i+4]
-		a0, a1 := v[0]+v[1], v[0]-v[1]
-		a2, a3 := v[2]+v[3], v[2]-v[3]
-		v[0], v[2] = a0+a2, a0-a2
-		v[1], v[3] = a1+a3, a1-a3
-	}
-	h := 4
-	if n >= 16 {
-		fwhtStage(y, 4)
-		if fwhtWideSIMD(path, y) {
-			return
-		}
-		h = 8
-	}
-	for ; h < n; h <<= 1 {
-		fwhtStage(y, h)
-	}
-}
-
-// fwhtStage is one stage of fwht: the butterflies (y_j, y_{j+h}) for every block of 2h.
-func fwhtStage(y []float64, h int) {
-	for i := 0; i < len(y); i += 2 * h {
-		lo := y[i : i+h : i+h]
-		hi := y[i+h : i+2*h : i+2*h]
-		for j := range lo {
-			x, z := lo[j], hi[j]
-			lo[j], hi[j] = x+z, x-z
-		}
 	}
 }

@@ -1,6 +1,8 @@
 package embedding
 
 import (
+	"github.com/distfeat/distfeat/internal/numeric"
+
 	"fmt"
 	"math"
 	"testing"
@@ -28,7 +30,7 @@ func (s *sorf) sorfOmega() []float64 {
 // (−1)^popcount(j&k), exactly on small integer inputs (all sums exact), for every length
 // and path; on general inputs every path gives the same bits.
 func TestFWHT(t *testing.T) {
-	rng := NewRNG(1, "fwht")
+	rng := NewRNG(1, "numeric.FWHT")
 	for p := 1; p <= 256; p <<= 1 {
 		x := make([]float64, p)
 		for i := range x {
@@ -46,10 +48,10 @@ func TestFWHT(t *testing.T) {
 		}
 		for _, path := range dotPaths(t) {
 			y := append([]float64(nil), x...)
-			fwht(path, y)
+			numeric.FWHT(path, y)
 			for j := range y {
 				if y[j] != want[j] {
-					t.Fatalf("p=%d path %v: fwht[%d] = %v, want %v", p, path, j, y[j], want[j])
+					t.Fatalf("p=%d path %v: numeric.FWHT[%d] = %v, want %v", p, path, j, y[j], want[j])
 				}
 			}
 		}
@@ -60,14 +62,14 @@ func TestFWHT(t *testing.T) {
 		var ref []float64
 		for _, path := range dotPaths(t) {
 			y := append([]float64(nil), x...)
-			fwht(path, y)
+			numeric.FWHT(path, y)
 			if ref == nil {
 				ref = y
 				continue
 			}
 			for j := range y {
 				if math.Float64bits(y[j]) != math.Float64bits(ref[j]) {
-					t.Fatalf("p=%d path %v: fwht[%d] = %v, portable %v", p, path, j, y[j], ref[j])
+					t.Fatalf("p=%d path %v: numeric.FWHT[%d] = %v, portable %v", p, path, j, y[j], ref[j])
 				}
 			}
 		}
@@ -99,7 +101,7 @@ func TestSORFStructure(t *testing.T) {
 				norm2 := float64(p) / (sigma * sigma)
 				for r := 0; r < tc.rows; r++ {
 					for q := r - r%p; q < min(r-r%p+p, tc.rows); q++ {
-						g := dot(w[r*tc.in:(r+1)*tc.in], w[q*tc.in:(q+1)*tc.in])
+						g := numeric.Dot(w[r*tc.in:(r+1)*tc.in], w[q*tc.in:(q+1)*tc.in])
 						want := 0.0
 						if q == r {
 							want = norm2

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/distfeat/distfeat/spec"
 )
 
 // TestProjectionField: projection applies to every RFF stage (hdd; mmd and l2 when their
@@ -20,8 +22,8 @@ func TestProjectionField(t *testing.T) {
 		absent := mustParse(t, doc(""))
 		gaussian := mustParse(t, doc(`, "projection": "gaussian"`))
 		orthogonal := mustParse(t, doc(`, "projection": "orthogonal"`))
-		if absent.Families[0].Projection != "" || gaussian.Families[0].Projection != projectionGaussian ||
-			orthogonal.Families[0].Projection != projectionOrthogonal {
+		if absent.Families[0].Projection != "" || gaussian.Families[0].Projection != spec.ProjectionGaussian ||
+			orthogonal.Families[0].Projection != spec.ProjectionOrthogonal {
 			t.Errorf("%s: Projection %q, %q, %q", fam, absent.Families[0].Projection,
 				gaussian.Families[0].Projection, orthogonal.Families[0].Projection)
 		}
@@ -33,7 +35,7 @@ func TestProjectionField(t *testing.T) {
 			t.Errorf("%s: orthogonal canonical JSON %s, ID %s (gaussian %s)", fam, canon, orthogonal.ID(), absent.ID())
 		}
 		if again := mustParse(t, canon); again.ID() != orthogonal.ID() || string(again.CanonicalJSON()) != canon {
-			t.Errorf("%s: the orthogonal spec does not round-trip: %s", fam, again.CanonicalJSON())
+			t.Errorf("%s: the orthogonal sp does not round-trip: %s", fam, again.CanonicalJSON())
 		}
 	}
 }
@@ -55,23 +57,23 @@ func TestProjectionErrors(t *testing.T) {
 		{"l2 stage bad value", specJSON("", `{"name": "l", "kind": "l2", "sigma": 1, "features": 64, "projection": "x"}`),
 			`spec: families[0].projection: must be gaussian or orthogonal, not "x"`},
 	} {
-		_, err := ParseSpec([]byte(tc.doc))
-		var se *SpecError
+		_, err := spec.ParseSpec([]byte(tc.doc))
+		var se *spec.SpecError
 		if !errors.As(err, &se) || err.Error() != tc.msg {
 			t.Errorf("%s: got %v, want %s", tc.name, err, tc.msg)
 		}
 	}
 	// A Spec built in Go: the zero value means gaussian; the stage rule holds as well.
 	s := mmdSpec(2, 64, 0.1, 1)
-	s.Families[0].Projection = projectionOrthogonal
+	s.Families[0].Projection = spec.ProjectionOrthogonal
 	if _, err := New(s); err == nil || !strings.Contains(err.Error(), "families[0].projection: applies only with") {
 		t.Errorf("New, mmd projection without the stage: %v", err)
 	}
 }
 
-func mustParse(t *testing.T, doc string) *Spec {
+func mustParse(t *testing.T, doc string) *spec.Spec {
 	t.Helper()
-	s, err := ParseSpec([]byte(doc))
+	s, err := spec.ParseSpec([]byte(doc))
 	if err != nil {
 		t.Fatalf("%s: %v", doc, err)
 	}
@@ -100,9 +102,9 @@ func TestSpecVersion2(t *testing.T) {
 			return specJSON(`"dim": 2, "version": `+version, strings.Replace(fam, "%s", extra, 1))
 		}
 		v2 := mustParse(t, doc("2", ""))
-		v2orth := mustParse(t, doc("2", projectionOrthogonal))
-		v2gauss := mustParse(t, doc("2", projectionGaussian))
-		v1orth := mustParse(t, doc("1", projectionOrthogonal))
+		v2orth := mustParse(t, doc("2", spec.ProjectionOrthogonal))
+		v2gauss := mustParse(t, doc("2", spec.ProjectionGaussian))
+		v1orth := mustParse(t, doc("1", spec.ProjectionOrthogonal))
 		v1 := mustParse(t, doc("1", ""))
 		if v2.ID() != v2orth.ID() || string(v2.CanonicalJSON()) != string(v2orth.CanonicalJSON()) {
 			t.Errorf("%s: writing version 2's default changed the spec: %s vs %s", fam, v2.CanonicalJSON(), v2orth.CanonicalJSON())
@@ -111,14 +113,14 @@ func TestSpecVersion2(t *testing.T) {
 			t.Errorf("%s: version 2 canonical JSON %s and, with gaussian, %s", fam, v2.CanonicalJSON(), v2gauss.CanonicalJSON())
 		}
 		if again := mustParse(t, string(v2gauss.CanonicalJSON())); again.ID() != v2gauss.ID() {
-			t.Errorf("%s: the version-2 gaussian spec does not round-trip: %s", fam, again.CanonicalJSON())
+			t.Errorf("%s: the version-2 gaussian sp does not round-trip: %s", fam, again.CanonicalJSON())
 		}
 		if ids := map[string]bool{v2.ID(): true, v2gauss.ID(): true, v1orth.ID(): true, v1.ID(): true}; len(ids) != 4 {
 			t.Errorf("%s: spec_ids of different specs collide", fam)
 		}
 		for _, pair := range []struct {
 			name   string
-			a, b   *Spec
+			a, b   *spec.Spec
 			differ bool
 		}{{"v2 default = v1 orthogonal", v2, v1orth, false}, {"v2 gaussian = v1 default", v2gauss, v1, false},
 			{"v2 default ≠ v1 default", v2, v1, true}} {
@@ -132,6 +134,6 @@ func TestSpecVersion2(t *testing.T) {
 	s := mustParse(t, specJSON(`"dim": 2, "version": 1`, strings.Replace(hdd, "%s", "", 1)))
 	s.Version = 2
 	if got, want := mustNew(t, s).Embed(u), mustNew(t, mustParse(t, specJSON(`"dim": 2, "version": 2`, strings.Replace(hdd, "%s", "", 1)))).Embed(u); !equalVectors(got, want) {
-		t.Error("a Go-built version-2 spec without projection is not orthogonal")
+		t.Error("a Go-built version-2 sp without projection is not orthogonal")
 	}
 }

@@ -6,13 +6,14 @@ import (
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/processor"
 	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/spec"
 	"github.com/distfeat/distfeat/window"
 )
 
 // A partition's records in, feature records and dead letters out, in order, and the
 // position to commit once they are acknowledged.
 func ExampleProcessor_Process() {
-	spec, err := embedding.ParseSpec([]byte(`{"version": 1, "seed": 1, "dim": 2,
+	spec, err := spec.ParseSpec([]byte(`{"version": 1, "seed": 1, "dim": 2,
 		"bounds": {"lo": [0, 0], "hi": [1, 1]},
 		"families": [{"name": "mmd", "kind": "mmd", "features": 8, "bandwidth": 0.2}]}`))
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/spec"
 	"github.com/distfeat/distfeat/window"
 )
 
@@ -49,7 +50,7 @@ type env struct {
 
 func newEnv(t *testing.T, specJSON string) *env {
 	t.Helper()
-	spec, err := embedding.ParseSpec([]byte(specJSON))
+	spec, err := spec.ParseSpec([]byte(specJSON))
 	if err != nil {
 		t.Fatalf("spec: %v", err)
 	}

@@ -475,104 +475,144 @@ var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
 
 // number parses a JSON number (RFC 8259 grammar) and returns its value correctly rounded
 // to float64 (±Inf when it overflows). ok is false when no valid number starts at d.i.
+// It scans the integer part, the fraction and the exponent (numberScan), then converts.
 //
 // Fast path (Clinger): a mantissa of at most 2^53 scaled by 10^±22 is exact in one float
 // operation. Everything else goes to strconv.ParseFloat (Eisel–Lemire), which is exact.
 func (d *jsonDecoder) number() (f float64, ok bool) {
-	b := d.b
-	i := d.i
-	start := i
-	neg := false
-	if i < len(b) && b[i] == '-' {
-		neg = true
+	b, start := d.b, d.i
+	i := start
+	neg := i < len(b) && b[i] == '-'
+	if neg {
 		i++
 	}
-	if i >= len(b) {
+	var s numberScan
+	if i, ok = s.integer(b, i); !ok {
 		return 0, false
 	}
-	var (
-		mant  uint64
-		nd    int // significant digits in mant
-		exp10 int
-		trunc bool
-	)
-	switch c := b[i]; {
-	case c == '0':
-		i++
-	case '1' <= c && c <= '9':
-		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-			if nd < 19 {
-				mant = mant*10 + uint64(b[i]-'0')
-				nd++
-			} else {
-				exp10++
-				trunc = trunc || b[i] != '0'
-			}
-		}
-	default:
+	if i, ok = s.fraction(b, i); !ok {
 		return 0, false
 	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		if i >= len(b) || b[i] < '0' || b[i] > '9' {
-			return 0, false
-		}
-		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-			dg := uint64(b[i] - '0')
-			switch {
-			case mant == 0 && dg == 0:
-				exp10--
-			case nd < 19:
-				mant = mant*10 + dg
-				nd++
-				exp10--
-			default:
-				trunc = trunc || dg != 0
-			}
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		eneg := false
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			eneg = b[i] == '-'
-			i++
-		}
-		if i >= len(b) || b[i] < '0' || b[i] > '9' {
-			return 0, false
-		}
-		e := 0
-		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-			if e < 100000 {
-				e = e*10 + int(b[i]-'0')
-			}
-		}
-		if eneg {
-			e = -e
-		}
-		exp10 += e
+	if i, ok = s.exponent(b, i); !ok {
+		return 0, false
 	}
 	d.i = i
-	if mant == 0 && !trunc {
-		if neg {
-			return math.Copysign(0, -1), true
-		}
-		return 0, true
-	}
-	if !trunc && mant <= 1<<53 && exp10 >= -22 && exp10 <= 22 {
-		f = float64(mant)
-		if exp10 < 0 {
-			f /= pow10[-exp10]
-		} else {
-			f *= pow10[exp10]
-		}
-		if neg {
-			f = -f
-		}
+	if f, ok := s.exact(neg); ok {
 		return f, true
 	}
 	// The bytes were validated above; the only possible error is ErrRange, with f = ±Inf
 	// on overflow (underflow rounds to ±0 without error).
 	f, _ = strconv.ParseFloat(unsafe.String(&b[start], i-start), 64)
+	return f, true
+}
+
+// numberScan is what number has read of a JSON number: its first 19 significant digits as
+// an integer, the power of ten that scales them, and whether non-zero digits were dropped.
+type numberScan struct {
+	mant  uint64
+	nd    int // significant digits in mant
+	exp10 int
+	trunc bool
+}
+
+// integer reads the integer part at b[i:] (0, or a non-zero digit and more digits) and
+// returns the index after it; false if there is none.
+func (s *numberScan) integer(b []byte, i int) (int, bool) {
+	if i >= len(b) {
+		return i, false
+	}
+	switch c := b[i]; {
+	case c == '0':
+		return i + 1, true
+	case '1' <= c && c <= '9':
+		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+			if s.nd < 19 {
+				s.mant = s.mant*10 + uint64(b[i]-'0')
+				s.nd++
+			} else {
+				s.exp10++
+				s.trunc = s.trunc || b[i] != '0'
+			}
+		}
+		return i, true
+	}
+	return i, false
+}
+
+// fraction reads an optional fraction ('.' and at least one digit) at b[i:]; false if the
+// '.' has no digit after it. Leading zeros only lower the exponent.
+func (s *numberScan) fraction(b []byte, i int) (int, bool) {
+	if i >= len(b) || b[i] != '.' {
+		return i, true
+	}
+	i++
+	if i >= len(b) || b[i] < '0' || b[i] > '9' {
+		return i, false
+	}
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		dg := uint64(b[i] - '0')
+		switch {
+		case s.mant == 0 && dg == 0:
+			s.exp10--
+		case s.nd < 19:
+			s.mant = s.mant*10 + dg
+			s.nd++
+			s.exp10--
+		default:
+			s.trunc = s.trunc || dg != 0
+		}
+	}
+	return i, true
+}
+
+// exponent reads an optional exponent ('e' or 'E', a sign, at least one digit) at b[i:];
+// false if it has no digit. Exponents beyond 10⁵ saturate (the value is ±Inf or ±0 anyway).
+func (s *numberScan) exponent(b []byte, i int) (int, bool) {
+	if i >= len(b) || (b[i] != 'e' && b[i] != 'E') {
+		return i, true
+	}
+	i++
+	eneg := false
+	if i < len(b) && (b[i] == '+' || b[i] == '-') {
+		eneg = b[i] == '-'
+		i++
+	}
+	if i >= len(b) || b[i] < '0' || b[i] > '9' {
+		return i, false
+	}
+	e := 0
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		if e < 100000 {
+			e = e*10 + int(b[i]-'0')
+		}
+	}
+	if eneg {
+		e = -e
+	}
+	s.exp10 += e
+	return i, true
+}
+
+// exact is the value when one float operation gives it exactly: zero, or (Clinger) a
+// mantissa of at most 2^53 scaled by 10^±22; false otherwise.
+func (s *numberScan) exact(neg bool) (float64, bool) {
+	if s.mant == 0 && !s.trunc {
+		if neg {
+			return math.Copysign(0, -1), true
+		}
+		return 0, true
+	}
+	if s.trunc || s.mant > 1<<53 || s.exp10 < -22 || s.exp10 > 22 {
+		return 0, false
+	}
+	f := float64(s.mant)
+	if s.exp10 < 0 {
+		f /= pow10[-s.exp10]
+	} else {
+		f *= pow10[s.exp10]
+	}
+	if neg {
+		f = -f
+	}
 	return f, true
 }

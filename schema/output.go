@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // Output column names and schema metadata keys (DESIGN §4).
@@ -91,7 +92,7 @@ type Output struct {
 // field ("item", nullable), matching pyarrow's pa.list_(pa.float32(), n). The schema
 // metadata holds distfeat.spec (the spec's canonical JSON) and distfeat.spec_id, in that
 // order.
-func NewOutput(spec *embedding.Spec, cols []embedding.Column) *Output {
+func NewOutput(spec *spec.Spec, cols []embedding.Column) *Output {
 	canon, id := specIdentity(spec)
 	ts := &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}
 	fields := []arrow.Field{
@@ -114,7 +115,7 @@ func NewOutput(spec *embedding.Spec, cols []embedding.Column) *Output {
 }
 
 // specIdentity returns the spec's canonical JSON and ID.
-func specIdentity(spec *embedding.Spec) ([]byte, string) {
+func specIdentity(spec *spec.Spec) ([]byte, string) {
 	return spec.CanonicalJSON(), spec.ID()
 }
 

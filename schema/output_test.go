@@ -12,16 +12,17 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/ipc"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // testSpec is a small resolved spec; testColumns its embedder's columns (as the embedding
 // package lays them out: each family's vector, an hdd family's coefficients right after it).
-func testSpec() *embedding.Spec {
-	return &embedding.Spec{
+func testSpec() *spec.Spec {
+	return &spec.Spec{
 		Version: 1, Seed: 42, Dim: 2,
-		Bounds:      embedding.Bounds{Lo: []float64{0, 0}, Hi: []float64{1, 1}},
+		Bounds:      spec.Bounds{Lo: []float64{0, 0}, Hi: []float64{1, 1}},
 		OutOfBounds: "clip",
-		Families: []embedding.Family{
+		Families: []spec.Family{
 			{Name: "mmd", Kind: "mmd", Features: 8, Bandwidth: 0.1},
 			{Name: "hdd_js", Kind: "hdd", Divergence: "js", Features: 6, Sigma: 0.5, Lambdas: 2,
 				LambdaSampling: "stratified", Basis: 3, Grid: 8, KDEBandwidth: 0.02, Boundary: "reflect",

@@ -163,7 +163,7 @@ func loadArchGolden(t *testing.T) map[string]string {
 }
 
 const archWhy = "the same spec and points must give the same bytes on every architecture and build " +
-	"(README, Guarantees; docs/CONTRACTS.md, feature-path floating point)"
+	"(docs/guarantees.md; docs/CONTRACTS.md, feature-path floating point)"
 
 // TestEmbedGoldenBytes runs embed in process (this test binary's architecture and build
 // flags) with one and with three finalisation workers and compares the output bytes with

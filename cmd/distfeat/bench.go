@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"runtime/pprof"
 	"sort"
@@ -17,9 +16,10 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/outfile"
 	"github.com/distfeat/distfeat/internal/testbroker"
 	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // runBench measures end-to-end throughput through the embedded broker: the worker pipeline
@@ -41,9 +41,23 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
-	spec, err := embedding.LoadSpec(*specPath)
+	spec, err := spec.LoadSpec(*specPath)
 	if err != nil {
 		return err
+	}
+	// The profile files are opened before any run, so a bad path fails at once.
+	var cpuOut, blockOut *outfile.File
+	if *cpuProfile != "" {
+		if cpuOut, err = outfile.CreateContext(ctx, *cpuProfile); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer cpuOut.Abort()
+	}
+	if *blockProfile != "" {
+		if blockOut, err = outfile.CreateContext(ctx, *blockProfile); err != nil {
+			return fmt.Errorf("--blockprofile: %w", err)
+		}
+		defer blockOut.Abort()
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
@@ -51,11 +65,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer prog.done()
 
 	o := benchOptions{sets: *sets, points: *points, chunk: *chunk, format: *format, workers: *workers,
-		partitions: *partitions, specPath: *specPath, dim: spec.Dim, cpuProfile: *cpuProfile, blockProfile: *blockProfile}
+		partitions: *partitions, specPath: *specPath, dim: spec.Dim, cpuProfile: cpuOut, blockProfile: blockOut}
 	var runs []benchResult
 	for i := 0; i < *repeat; i++ {
 		r, err := benchOnce(ctx, o, prog)
-		o.cpuProfile, o.blockProfile = "", "" // the first run only
+		o.cpuProfile, o.blockProfile = nil, nil // the first run only
 		if err != nil {
 			return err
 		}
@@ -83,7 +97,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 type benchOptions struct {
 	sets, points, chunk, workers, partitions, dim int
 	format, specPath                              string
-	cpuProfile, blockProfile                      string // profile the pipeline phase into these files ("" = none)
+	cpuProfile, blockProfile                      *outfile.File // profile the pipeline phase into these files (nil = none)
 }
 
 // benchResult is one run's measurements.
@@ -148,24 +162,22 @@ func benchOnce(ctx context.Context, o benchOptions, prog *progress) (benchResult
 		return benchResult{}, fmt.Errorf("ceiling run: %w", err)
 	}
 	prog.update("pipeline: %d workers", o.workers)
-	if o.blockProfile != "" {
+	if o.blockProfile != nil {
 		runtime.SetBlockProfileRate(int(time.Microsecond)) // one sample per µs spent blocked
 	}
-	if o.cpuProfile != "" {
-		f, err := os.Create(o.cpuProfile)
-		if err != nil {
-			return benchResult{}, err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
+	if o.cpuProfile != nil {
+		if err := pprof.StartCPUProfile(o.cpuProfile); err != nil {
 			return benchResult{}, err
 		}
 	}
 	pipeElapsed, pipeCPU, windows, err := benchPipeline(ctx, brokers, o.specPath, o.workers, o.sets, prog)
-	if o.cpuProfile != "" {
+	if o.cpuProfile != nil {
 		pprof.StopCPUProfile()
+		if cerr := o.cpuProfile.Commit(); err == nil {
+			err = cerr
+		}
 	}
-	if o.blockProfile != "" {
+	if o.blockProfile != nil {
 		if werr := writeBlockProfile(o.blockProfile); err == nil {
 			err = werr
 		}
@@ -281,14 +293,12 @@ func benchPipeline(ctx context.Context, brokers []string, specPath string, worke
 	return elapsed, cpu, len(seen), nil
 }
 
-// writeBlockProfile writes the block profile gathered since SetBlockProfileRate and stops
-// gathering.
-func writeBlockProfile(path string) error {
+// writeBlockProfile writes the block profile gathered since SetBlockProfileRate to f, commits
+// it and stops gathering.
+func writeBlockProfile(f *outfile.File) error {
 	runtime.SetBlockProfileRate(0)
-	f, err := os.Create(path)
-	if err != nil {
+	if err := pprof.Lookup("block").WriteTo(f, 0); err != nil {
 		return err
 	}
-	defer f.Close()
-	return pprof.Lookup("block").WriteTo(f, 0)
+	return f.Commit()
 }

@@ -6,9 +6,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
+	"syscall"
 
 	"github.com/distfeat/distfeat/internal/testbroker"
 )
@@ -27,12 +30,18 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := checkBrokerAddr(*addr, *allowRemote); err != nil {
 		return err
 	}
+	if err := checkDataDir(*dataDir); err != nil {
+		return err
+	}
 	log := newLogger(stderr, *logLevel, "text")
 	b, err := testbroker.Start(ctx, testbroker.Options{
 		Addr: *addr, Partitions: *partitions, Topics: strings.Split(*topics, ","),
 		DataDir: *dataDir, Logger: log,
 	})
 	if err != nil {
+		if *dataDir != "" {
+			return fmt.Errorf("--addr %s, --data-dir %s: %w", *addr, *dataDir, err)
+		}
 		return fmt.Errorf("--addr %s: %w", *addr, err)
 	}
 	defer b.Close()
@@ -62,4 +71,33 @@ func checkBrokerAddr(addr string, allowRemote bool) error {
 		where = "every interface"
 	}
 	return usageError(fmt.Sprintf("--addr %q listens on %s; the embedded broker has no authentication, so it serves loopback only (127.0.0.1:PORT) unless you pass --allow-remote", addr, where))
+}
+
+// checkDataDir checks --data-dir before the broker starts: it must be a directory the process
+// can write (one that does not exist yet is created, with its parents), never a file or a
+// device. The broker (kfake) writes its files inside it with its own temporary-file-and-rename
+// and removes the *.tmp files an interrupted run left when it reloads.
+func checkDataDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		what := "a file"
+		switch m := fi.Mode(); {
+		case m&fs.ModeDevice != 0:
+			what = "a device"
+		case m&fs.ModeNamedPipe != 0:
+			what = "a FIFO"
+		case m&fs.ModeSocket != 0:
+			what = "a socket"
+		}
+		return fmt.Errorf("--data-dir %s: is %s, not a directory", dir, what)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--data-dir %s: %w", dir, err)
+	}
+	if err := syscall.Access(dir, 2|1 /* W_OK|X_OK */); err != nil {
+		return fmt.Errorf("--data-dir %s: not writable: %w", dir, err)
+	}
+	return nil
 }

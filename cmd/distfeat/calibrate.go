@@ -8,15 +8,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 
 	"github.com/distfeat/distfeat/calibrate"
-	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/outfile"
 	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // calibrateFlags are the calibrate command's settings.
@@ -55,9 +55,18 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if (f.in == "") == (f.topic == "") {
 		return usageError("give exactly one of --in FILE or --from-topic TOPIC")
 	}
-	var base *embedding.Spec
+	if f.report != "" && f.report == f.out {
+		return usageError("--report and --out name the same file")
+	}
+	specOut, reportOut, err := openCalibrationOutputs(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer specOut.Abort()
+	defer reportOut.Abort()
+	var base *spec.Spec
 	if f.specPath != "" {
-		if base, err = embedding.LoadSpec(f.specPath); err != nil {
+		if base, err = spec.LoadSpec(f.specPath); err != nil {
 			return err
 		}
 		if f.dim == 0 {
@@ -87,29 +96,57 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	prog.done()
-	return writeCalibration(res, f, stdout)
+	return writeCalibration(res, f, specOut, reportOut, stdout)
 }
 
-// writeCalibration writes the spec (indented canonical JSON), the report, and the summary.
-func writeCalibration(res *calibrate.Result, f calibrateFlags, stdout io.Writer) error {
+// openCalibrationOutputs opens --out (nil for -) and --report (nil when not asked for) with
+// outfile.CreateContext before any input is read, so a bad path fails at once.
+func openCalibrationOutputs(ctx context.Context, f calibrateFlags) (specOut, reportOut *outfile.File, err error) {
+	if f.out != "-" {
+		if specOut, err = outfile.CreateContext(ctx, f.out); err != nil {
+			return nil, nil, fmt.Errorf("--out: %w", err)
+		}
+	}
+	if f.report != "" {
+		if reportOut, err = outfile.CreateContext(ctx, f.report); err != nil {
+			specOut.Abort()
+			return nil, nil, fmt.Errorf("--report: %w", err)
+		}
+	}
+	return specOut, reportOut, nil
+}
+
+// writeCalibration writes the spec (indented canonical JSON) to specOut (nil: stdout), the
+// report to reportOut (nil: none), commits both once both are written, and writes the summary.
+func writeCalibration(res *calibrate.Result, f calibrateFlags, specOut, reportOut *outfile.File, stdout io.Writer) error {
 	var spec bytes.Buffer
 	if err := json.Indent(&spec, res.Spec.CanonicalJSON(), "", "  "); err != nil {
 		return err
 	}
 	spec.WriteByte('\n')
-	if f.out == "-" {
+	if specOut == nil {
 		if _, err := stdout.Write(spec.Bytes()); err != nil {
 			return err
 		}
-	} else if err := os.WriteFile(f.out, spec.Bytes(), 0o644); err != nil {
+	} else if _, err := specOut.Write(spec.Bytes()); err != nil {
 		return err
 	}
-	if f.report != "" {
+	if reportOut != nil {
 		var html bytes.Buffer
 		if err := res.WriteReport(&html); err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
-		if err := os.WriteFile(f.report, html.Bytes(), 0o644); err != nil {
+		if _, err := reportOut.Write(html.Bytes()); err != nil {
+			return err
+		}
+	}
+	if specOut != nil {
+		if err := specOut.Commit(); err != nil {
+			return err
+		}
+	}
+	if reportOut != nil {
+		if err := reportOut.Commit(); err != nil {
 			return err
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/distfeat/distfeat/examples/exampledata"
 	"github.com/distfeat/distfeat/internal/testbroker"
 	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/spec"
 )
 
 const (
@@ -53,7 +54,7 @@ func TestCalibrateCommand(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("calibrate output differs from %s (regenerate it with: distfeat calibrate --in examples/sets.jsonl --out examples/spec.json):\n%s", exampleSpec, got)
 	}
-	if _, err := embedding.LoadSpec(out); err != nil {
+	if _, err := spec.LoadSpec(out); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"bounds.lo", "families[0].bandwidth (mmd)", "families[1].kde_bandwidth (hdd_js)", "families[1].sigma", "R²"} {
@@ -207,7 +208,7 @@ func readExampleSets(t *testing.T) []schema.Batch {
 // to the smaller set ID).
 func nearestFromEmbedding(t *testing.T, sets []schema.Batch, col string) map[string]string {
 	t.Helper()
-	spec, err := embedding.LoadSpec(exampleSpec)
+	spec, err := spec.LoadSpec(exampleSpec)
 	if err != nil {
 		t.Fatal(err)
 	}

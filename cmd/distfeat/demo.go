@@ -20,6 +20,7 @@ import (
 	"github.com/distfeat/distfeat/internal/synth"
 	"github.com/distfeat/distfeat/internal/testbroker"
 	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // demoOptions sizes the demo.
@@ -112,7 +113,7 @@ func demo(ctx context.Context, o demoOptions, stderr io.Writer) (*demoReport, er
 	defer b.Close()
 	brokers := b.Addrs()
 
-	spec := embedding.DefaultSpec()
+	spec := spec.DefaultSpec()
 	emb, err := embedding.New(spec)
 	if err != nil {
 		return nil, err
@@ -313,7 +314,7 @@ func checkIdentical(rep *demoReport, emb *embedding.Embedder, sets []synth.Set, 
 
 // checkMMD: z̄ᵀz̄′ against the exact biased MMK of the same samples (O(n²) per pair, so on the
 // first 8 sets). With D features the error's standard deviation is about 1/√D ≈ 0.03.
-func checkMMD(rep *demoReport, dim int, fam embedding.Family, sets []synth.Set, vec func(id string) []float32) {
+func checkMMD(rep *demoReport, dim int, fam spec.Family, sets []synth.Set, vec func(id string) []float32) {
 	est, exact := pairwise(sets[:min(8, len(sets))], vec,
 		func(i, j int) float64 { return synth.ExactMMK(sets[i].Points, sets[j].Points, dim, fam.Bandwidth) })
 	rep.mmdPairs = len(est)
@@ -330,7 +331,7 @@ func checkMMD(rep *demoReport, dim int, fam embedding.Family, sets []synth.Set, 
 }
 
 // checkJS: z(A(p̂))ᵀz(A(q̂)) against exp(−JS(p,q)/(2σ²)) of the true densities.
-func checkJS(rep *demoReport, fam embedding.Family, sets []synth.Set, vec func(id string) []float32) {
+func checkJS(rep *demoReport, fam spec.Family, sets []synth.Set, vec func(id string) []float32) {
 	k := min(20, len(sets))
 	dens := make([][]float64, k)
 	const g = 128
@@ -371,13 +372,13 @@ func pairwise(sets []synth.Set, vec func(id string) []float32, exactKernel func(
 	return est, exact
 }
 
-func familyOf(spec *embedding.Spec, kind string) (embedding.Family, bool) {
-	for _, f := range spec.Families {
+func familyOf(s *spec.Spec, kind string) (spec.Family, bool) {
+	for _, f := range s.Families {
 		if f.Kind == kind {
 			return f, true
 		}
 	}
-	return embedding.Family{}, false
+	return spec.Family{}, false
 }
 
 // gridDensity evaluates a mixture density at the g×g cell midpoints of [0,1]².

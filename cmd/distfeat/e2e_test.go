@@ -20,6 +20,7 @@ import (
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/testbroker"
 	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // binPath is the distfeat binary built once for the process-level tests.
@@ -122,7 +123,7 @@ func writeSpec(t *testing.T) (string, *embedding.Embedder) {
 	if err := os.WriteFile(path, []byte(testSpec), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	spec, err := embedding.ParseSpec([]byte(testSpec))
+	spec, err := spec.ParseSpec([]byte(testSpec))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,13 +8,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/outfile"
 	"github.com/distfeat/distfeat/processor"
 	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/spec"
 	"github.com/distfeat/distfeat/window"
 )
 
@@ -29,7 +30,7 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlagSet("embed", "", "", stderr)
 	specPath := fs.String("spec", envOr("SPEC", ""), "feature spec JSON `file` (DISTFEAT_SPEC); empty: the built-in default")
 	in := fs.String("in", "-", "input JSON lines `file`, one set per line (- for stdin)")
-	out := fs.String("out", "-", "output `file` (- for stdout); written to a temporary file and renamed on success")
+	out := fs.String("out", "-", "output `file` (- for stdout); a file is replaced only when complete, a device or FIFO written directly")
 	format := fs.String("format", "jsonl", "output format `jsonl|arrow` (arrow: one Arrow IPC stream)")
 	skip := fs.Bool("skip-invalid", false, "report invalid lines on stderr and continue")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "parallel finalisation `workers` (output order is input order)")
@@ -43,7 +44,7 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *format != "jsonl" && *format != "arrow" {
 		return fmt.Errorf("--format %q: want jsonl or arrow", *format)
 	}
-	spec, err := embedding.LoadSpec(*specPath)
+	spec, err := spec.LoadSpec(*specPath)
 	if err != nil {
 		return err
 	}
@@ -51,15 +52,16 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	w, commit, err := openOutput(ctx, *out, stdout) // first: a bad --out fails before any input is read
+	if err != nil {
+		return err
+	}
 	r, closeIn, err := openInput(*in)
 	if err != nil {
+		_ = commit(false)
 		return err
 	}
 	defer closeIn()
-	w, commit, err := openOutput(*out, stdout)
-	if err != nil {
-		return err
-	}
 	sink, err := newFeatureSink(w, *format, spec, emb)
 	if err != nil {
 		_ = commit(false)
@@ -98,7 +100,7 @@ type featureSink interface {
 	Close() error
 }
 
-func newFeatureSink(w io.Writer, format string, spec *embedding.Spec, emb *embedding.Embedder) (featureSink, error) {
+func newFeatureSink(w io.Writer, format string, spec *spec.Spec, emb *embedding.Embedder) (featureSink, error) {
 	out := schema.NewOutput(spec, emb.Columns())
 	if format == "arrow" {
 		return out.NewStreamWriter(w), nil
@@ -320,32 +322,24 @@ func openInput(path string) (io.Reader, func() error, error) {
 	return bufio.NewReaderSize(f, 1<<20), f.Close, nil
 }
 
-// openOutput returns the output writer and commit, which finishes it: for a file, the output
-// goes to a temporary file in the same directory that commit(true) syncs and renames to path,
-// and commit(false) removes, so a failed run never leaves a partial file that looks complete.
-func openOutput(path string, stdout io.Writer) (io.Writer, func(ok bool) error, error) {
+// openOutput returns the output writer and commit, which finishes it. A file is opened with
+// outfile.Create (see internal/outfile): a regular file is written to a temporary file that
+// commit(true) renames over it and commit(false) removes, so a failed run never leaves a
+// partial file that looks complete; a device, FIFO or /dev/stdout is written directly, and a
+// directory or unwritable path is an error here, before any work.
+func openOutput(ctx context.Context, path string, stdout io.Writer) (io.Writer, func(ok bool) error, error) {
 	if path == "-" || path == "" {
 		return stdout, func(bool) error { return nil }, nil
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	f, err := outfile.CreateContext(ctx, path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("--out: %w", err)
 	}
 	commit := func(ok bool) error {
-		var err error
 		if ok {
-			err = errors.Join(f.Sync(), f.Chmod(0o644))
+			return f.Commit()
 		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if ok && err == nil {
-			if err = os.Rename(f.Name(), path); err == nil {
-				return nil
-			}
-		}
-		_ = os.Remove(f.Name())
-		return err
+		return f.Abort()
 	}
 	return f, commit, nil
 }

@@ -6,13 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/distfeat/distfeat/internal/outfile"
 	"github.com/distfeat/distfeat/internal/synth"
 	"github.com/distfeat/distfeat/producer"
 	"github.com/distfeat/distfeat/schema"
@@ -68,6 +67,15 @@ func runProduce(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if o.out != "" && formatSet {
 		return usageError("--format applies to publishing; --out always writes JSON lines")
 	}
+	// The output is opened before the sets are read or drawn, so a directory or an
+	// unwritable path fails at once.
+	var out *outfile.File
+	if o.out != "" && o.out != "-" {
+		if out, err = outfile.CreateContext(ctx, o.out); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+		defer out.Abort()
+	}
 	var batches []schema.Batch
 	switch {
 	case o.in != "":
@@ -80,7 +88,7 @@ func runProduce(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		batches = syntheticBatches(o.seed, o.sets, o.points, o.dim, time.Now().UnixMilli())
 	}
 	if o.out != "" {
-		return writeSetsFile(o.out, batches, stdout, stderr)
+		return writeSetsFile(out, batches, stdout, stderr)
 	}
 	start := time.Now()
 	records, points, err := publish(ctx, o, batches, newProgress(stderr, "produce"))
@@ -169,11 +177,9 @@ func readInputLines(path string, dim int) ([]schema.Batch, error) {
 	return out, sc.Err()
 }
 
-// writeSetsFile writes one JSON line per set to path (- for stdout). A file is written to a
-// temporary name in the same directory and renamed when complete, so a failed run never
-// leaves a partial file that looks whole. The summary goes to stdout, or stderr when stdout
-// holds the data.
-func writeSetsFile(path string, batches []schema.Batch, stdout, stderr io.Writer) error {
+// writeSetsFile writes one JSON line per set to out and commits it, or to stdout when out is
+// nil. The summary goes to stdout, or stderr when stdout holds the data.
+func writeSetsFile(out *outfile.File, batches []schema.Batch, stdout, stderr io.Writer) error {
 	var points int
 	write := func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<20)
@@ -188,41 +194,19 @@ func writeSetsFile(path string, batches []schema.Batch, stdout, stderr io.Writer
 		}
 		return bw.Flush()
 	}
-	if path == "-" {
+	if out == nil {
 		if err := write(stdout); err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "wrote %d sets, %d points to stdout\n", len(batches), points)
 		return nil
 	}
-	if err := writeFileAtomic(path, write); err != nil {
+	if err := write(out); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %d sets, %d points to %s\n", len(batches), points, path)
+	if err := out.Commit(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %d sets, %d points to %s\n", len(batches), points, out.Name())
 	return nil
-}
-
-// writeFileAtomic calls write on a temporary file next to path, then renames it to path; on
-// any error the temporary file is removed and path is untouched.
-func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err = write(f); err != nil {
-		return err
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }

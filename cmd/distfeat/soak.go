@@ -16,6 +16,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/distfeat/distfeat/internal/outfile"
 )
 
 // Output buffering of one partition loop, from consumer.Config's documented defaults
@@ -94,12 +96,19 @@ func soakMain(ctx context.Context, args []string, stdout, stderr io.Writer) (*so
 	if err != nil {
 		return nil, err
 	}
+	var csv *outfile.File // opened before the soak, so a bad --timeline fails at once
+	if o.timelineCSV != "" {
+		if csv, err = outfile.CreateContext(ctx, o.timelineCSV); err != nil {
+			return nil, fmt.Errorf("--timeline: %w", err)
+		}
+		defer csv.Abort()
+	}
 	rep, err := soak(ctx, o, stderr)
 	if rep != nil {
 		rep.print(stdout)
-		if o.timelineCSV != "" {
-			if werr := rep.writeCSV(o.timelineCSV); werr != nil {
-				fmt.Fprintf(stderr, "soak: writing %s: %v\n", o.timelineCSV, werr)
+		if csv != nil {
+			if werr := rep.writeCSV(csv); werr != nil {
+				fmt.Fprintf(stderr, "soak: %v\n", werr)
 			}
 		}
 	}

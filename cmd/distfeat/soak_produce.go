@@ -14,11 +14,12 @@ import (
 	"github.com/distfeat/distfeat/internal/testbroker"
 	"github.com/distfeat/distfeat/producer"
 	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // sampleRecordBytes is the size of one encoded feature record of the spec (value plus a
 // generous allowance for key and headers).
-func sampleRecordBytes(spec *embedding.Spec, emb *embedding.Embedder) int {
+func sampleRecordBytes(spec *spec.Spec, emb *embedding.Embedder) int {
 	u := make([]float64, spec.Dim)
 	for i := range u {
 		u[i] = 0.5

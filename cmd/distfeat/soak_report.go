@@ -8,11 +8,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/distfeat/distfeat/internal/outfile"
 )
 
 // soakSample is one row of the timeline.
@@ -196,8 +197,8 @@ func (r *soakReport) printTimeline(w io.Writer) {
 	}
 }
 
-// writeCSV writes every sample.
-func (r *soakReport) writeCSV(path string) error {
+// writeCSV writes every sample to f and commits it.
+func (r *soakReport) writeCSV(f *outfile.File) error {
 	var b bytes.Buffer
 	b.WriteString("t_s,produced_points,processed_points,windows,received_points,open_windows,sketch_bytes,evicted")
 	for _, wk := range r.workers {
@@ -219,7 +220,10 @@ func (r *soakReport) writeCSV(path string) error {
 		}
 		fmt.Fprintf(&b, ",%q\n", strings.Join(s.note, "; "))
 	}
-	return os.WriteFile(path, b.Bytes(), 0o644)
+	if _, err := f.Write(b.Bytes()); err != nil {
+		return err
+	}
+	return f.Commit()
 }
 
 // siCount formats a count compactly (1.2M, 35.0k).

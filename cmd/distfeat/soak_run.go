@@ -20,6 +20,7 @@ import (
 
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/testbroker"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // soakRun is the state of one soak: what the phases (start, loop, finish) share.
@@ -102,7 +103,7 @@ func soak(parent context.Context, o *soakOptions, stderr io.Writer) (*soakReport
 
 // newSoakReport loads the spec and sizes the expectations and the memory bound.
 func newSoakReport(o *soakOptions) (*soakReport, int, error) {
-	spec, err := embedding.LoadSpec(o.specPath)
+	spec, err := spec.LoadSpec(o.specPath)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/spec"
 )
 
 func runSpec(_ context.Context, args []string, stdout, stderr io.Writer) error {
@@ -18,10 +19,10 @@ func runSpec(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *fields {
-		_, err := io.WriteString(stdout, embedding.FieldReference())
+		_, err := io.WriteString(stdout, spec.FieldReference())
 		return err
 	}
-	spec, err := embedding.LoadSpec(*specPath)
+	spec, err := spec.LoadSpec(*specPath)
 	if err != nil {
 		return err
 	}

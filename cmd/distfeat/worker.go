@@ -22,6 +22,7 @@ import (
 	"github.com/distfeat/distfeat/internal/buildinfo"
 	"github.com/distfeat/distfeat/internal/metrics"
 	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/spec"
 	"github.com/distfeat/distfeat/window"
 )
 
@@ -42,7 +43,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // serveWorker runs one worker with its metrics/health server until ctx ends. started, if
 // non-nil, receives the metrics listener's address once it is bound.
 func serveWorker(ctx context.Context, cfg *config.Config, log *slog.Logger, started func(metricsAddr string)) error {
-	spec, err := embedding.LoadSpec(cfg.Spec)
+	spec, err := spec.LoadSpec(cfg.Spec)
 	if err != nil {
 		return fmt.Errorf("DISTFEAT_SPEC: %w", err)
 	}

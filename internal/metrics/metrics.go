@@ -76,65 +76,93 @@ type Metrics struct {
 
 // New creates the collectors and registers them with reg (nil: not registered, for tests).
 func New(reg prometheus.Registerer, version string) *Metrics {
-	m := &Metrics{
-		Points: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "distfeat_points_total", Help: "Points added to windows.",
-		}),
-		PointsClipped: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "distfeat_points_clipped_total", Help: "Points clamped into the spec bounds (out_of_bounds=clip).",
-		}),
-		Records: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "distfeat_records_total", Help: "Input records by result (ok, invalid, late, replayed).",
-		}, []string{"result"}),
-		RecordsInvalid: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "distfeat_records_invalid_total", Help: "Dead-lettered input records by reason.",
-		}, []string{"reason"}),
-		EndWithoutWindow: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "distfeat_end_without_window_total", Help: "end markers for sets without an open window.",
-		}),
-		WindowsOpen: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "distfeat_windows_open", Help: "Open windows.",
-		}),
-		WindowsEmitted: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "distfeat_windows_emitted_total", Help: "Emitted feature records by close reason.",
-		}, []string{"reason"}),
-		WindowPoints: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "distfeat_window_points", Help: "Points per emitted window.",
-			Buckets: prometheus.ExponentialBuckets(1, 4, 12),
-		}),
-		FinalizeSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "distfeat_finalize_seconds", Help: "Window finalisation time per family.",
-			Buckets: prometheus.ExponentialBuckets(1e-6, 2, 22), // 1 µs … 2 s, factor 2
-		}, []string{"family"}),
-		EmitLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "distfeat_emit_latency_seconds", Help: "Event time of a window's last point to broker acknowledgement of its feature record.",
-			Buckets: prometheus.ExponentialBuckets(0.001, 4, 12),
-		}),
-		ConsumerLag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "distfeat_consumer_lag", Help: "High watermark minus next offset to read, per partition.",
-		}, []string{"partition"}),
-		CommittedOffset: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "distfeat_committed_offset", Help: "Last committed offset per partition.",
-		}, []string{"partition"}),
-		CommitDeferred: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "distfeat_commit_deferred_total", Help: "Commit attempts that could not advance (open windows or unacknowledged output below the position).",
-		}),
-		Rebalances: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "distfeat_rebalances_total", Help: "Consumer-group generations joined.",
-		}),
-		ProduceErrors: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "distfeat_produce_errors_total", Help: "Failed writes to the output or dead-letter topic (retried).",
-		}),
-		SketchBytes: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "distfeat_sketch_bytes", Help: "Memory held by open windows' sketches.",
-		}),
-		DeadLetters: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "distfeat_dead_letters_total", Help: "Records written to the dead-letter topic.",
-		}),
-		BuildInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "distfeat_build_info", Help: "Always 1; labelled with the build.",
-		}, []string{"version", "goversion"}),
+	m := &Metrics{}
+	m.newInputMetrics()
+	m.newWindowMetrics()
+	m.newOffsetMetrics()
+	m.newOutputMetrics()
+	m.newGroupMetrics()
+	m.BuildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "distfeat_build_info", Help: "Always 1; labelled with the build.",
+	}, []string{"version", "goversion"})
+	m.BuildInfo.WithLabelValues(version, runtime.Version()).Set(1)
+	if reg != nil {
+		reg.MustRegister(m.collectors()...)
 	}
+	return m
+}
+
+// newInputMetrics creates the collectors of the input side: points, records, dead letters.
+func (m *Metrics) newInputMetrics() {
+	m.Points = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "distfeat_points_total", Help: "Points added to windows.",
+	})
+	m.PointsClipped = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "distfeat_points_clipped_total", Help: "Points clamped into the spec bounds (out_of_bounds=clip).",
+	})
+	m.Records = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "distfeat_records_total", Help: "Input records by result (ok, invalid, late, replayed).",
+	}, []string{"result"})
+	m.RecordsInvalid = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "distfeat_records_invalid_total", Help: "Dead-lettered input records by reason.",
+	}, []string{"reason"})
+	m.EndWithoutWindow = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "distfeat_end_without_window_total", Help: "end markers for sets without an open window.",
+	})
+	m.DeadLetters = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "distfeat_dead_letters_total", Help: "Records written to the dead-letter topic.",
+	})
+}
+
+// newWindowMetrics creates the collectors of the windows: open, emitted, their size, finalisation and emit latency, sketch memory.
+func (m *Metrics) newWindowMetrics() {
+	m.WindowsOpen = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "distfeat_windows_open", Help: "Open windows.",
+	})
+	m.WindowsEmitted = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "distfeat_windows_emitted_total", Help: "Emitted feature records by close reason.",
+	}, []string{"reason"})
+	m.WindowPoints = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "distfeat_window_points", Help: "Points per emitted window.",
+		Buckets: prometheus.ExponentialBuckets(1, 4, 12),
+	})
+	m.FinalizeSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "distfeat_finalize_seconds", Help: "Window finalisation time per family.",
+		Buckets: prometheus.ExponentialBuckets(1e-6, 2, 22), // 1 µs … 2 s, factor 2
+	}, []string{"family"})
+	m.EmitLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "distfeat_emit_latency_seconds", Help: "Event time of a window's last point to broker acknowledgement of its feature record.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 4, 12),
+	})
+	m.SketchBytes = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "distfeat_sketch_bytes", Help: "Memory held by open windows' sketches.",
+	})
+}
+
+// newOffsetMetrics creates the collectors of the consumer: lag, commits, rebalances.
+func (m *Metrics) newOffsetMetrics() {
+	m.ConsumerLag = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "distfeat_consumer_lag", Help: "High watermark minus next offset to read, per partition.",
+	}, []string{"partition"})
+	m.CommittedOffset = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "distfeat_committed_offset", Help: "Last committed offset per partition.",
+	}, []string{"partition"})
+	m.CommitDeferred = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "distfeat_commit_deferred_total", Help: "Commit attempts that could not advance (open windows or unacknowledged output below the position).",
+	})
+	m.Rebalances = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "distfeat_rebalances_total", Help: "Consumer-group generations joined.",
+	})
+	m.CloseMarkers = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "distfeat_close_markers_total", Help: "Durable idle-close markers by result (requested, closed, stale, foreign).",
+	}, []string{"result"})
+}
+
+// newOutputMetrics creates the collectors of the output: write errors, buffered bytes, stalls.
+func (m *Metrics) newOutputMetrics() {
+	m.ProduceErrors = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "distfeat_produce_errors_total", Help: "Failed writes to the output or dead-letter topic (retried).",
+	})
 	m.OutputErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "distfeat_output_errors_total", Help: "Failed output writes by topic and error (Kafka error name, or network).",
 	}, []string{"topic", "error"})
@@ -144,6 +172,10 @@ func New(reg prometheus.Registerer, version string) *Metrics {
 	m.OutputStalled = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "distfeat_output_stalled", Help: "1 while a partition's output is failing, by kind (retriable, permanent); the worker is not ready meanwhile.",
 	}, []string{"partition", "reason"})
+}
+
+// newGroupMetrics creates the collectors of the consumer group as the broker reports it.
+func (m *Metrics) newGroupMetrics() {
 	m.GroupLag = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "distfeat_group_lag", Help: "Consumer-group lag per input partition (high watermark minus the group's committed offset), owned by this worker or not.",
 	}, []string{"partition"})
@@ -156,17 +188,14 @@ func New(reg prometheus.Registerer, version string) *Metrics {
 	m.GroupLagErrors = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "distfeat_group_lag_errors_total", Help: "Failed polls of the group's committed offsets and the input topic's watermarks.",
 	})
-	m.CloseMarkers = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "distfeat_close_markers_total", Help: "Durable idle-close markers by result (requested, closed, stale, foreign).",
-	}, []string{"result"})
-	m.BuildInfo.WithLabelValues(version, runtime.Version()).Set(1)
-	if reg != nil {
-		reg.MustRegister(m.OutputErrors, m.OutputStalled, m.BufferedBytes)
-		reg.MustRegister(m.Points, m.PointsClipped, m.Records, m.RecordsInvalid, m.EndWithoutWindow,
-			m.WindowsOpen, m.WindowsEmitted, m.WindowPoints, m.FinalizeSeconds, m.EmitLatency,
-			m.ConsumerLag, m.CommittedOffset, m.CommitDeferred, m.Rebalances, m.ProduceErrors,
-			m.SketchBytes, m.DeadLetters, m.BuildInfo, m.GroupLag, m.GroupCommittedOffset,
-			m.GroupPartitionsUnassigned, m.GroupLagErrors, m.CloseMarkers)
-	}
-	return m
+}
+
+// collectors lists every collector, for registration.
+func (m *Metrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.OutputErrors, m.OutputStalled, m.BufferedBytes,
+		m.Points, m.PointsClipped, m.Records, m.RecordsInvalid, m.EndWithoutWindow,
+		m.WindowsOpen, m.WindowsEmitted, m.WindowPoints, m.FinalizeSeconds, m.EmitLatency,
+		m.ConsumerLag, m.CommittedOffset, m.CommitDeferred, m.Rebalances, m.ProduceErrors,
+		m.SketchBytes, m.DeadLetters, m.BuildInfo, m.GroupLag, m.GroupCommittedOffset,
+		m.GroupPartitionsUnassigned, m.GroupLagErrors, m.CloseMarkers}
 }

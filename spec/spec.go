@@ -1,0 +1,357 @@
+package spec
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+)
+
+// Spec is a resolved feature spec (DESIGN §2): every default filled in.
+//
+// Parse specs with ParseSpec or LoadSpec (strict: unknown fields, fields that do not apply
+// to a family's kind and bad values are *SpecError naming the field). A Spec built in Go is
+// validated by Validate (and by embedding.New), which reads a zero value as "absent"
+// (there are no defaults there, except that an empty Projection means the version's
+// default: "gaussian" in version 1, "orthogonal" from version 2).
+// The JSON encoding of a Spec (MarshalJSON) is its CanonicalJSON.
+//
+// FieldReference documents every field: its type, whether it is required or its default
+// per kind (some depend on dim: hdd mode is "joint" for dim ≤ 3 and "marginal" above, and
+// hdd basis is 100 in joint and 10 in marginal mode), allowed values and meaning. Optional
+// stages come in pairs: mmd rbf_sigma with rbf_features, l2 sigma with features (both or
+// neither).
+type Spec struct {
+	// Version of the spec format: 1, or 2, where every random Fourier stage defaults to
+	// projection "orthogonal" (version 1: "gaussian"). Nothing else differs.
+	Version int `json:"version"`
+	// Seed of every random draw (with the family name as the stream, see RNG).
+	Seed uint64 `json:"seed"`
+	// Dim is the dimension of the points.
+	Dim int `json:"dim"`
+	// Bounds of the raw points, mapped to the unit cube.
+	Bounds Bounds `json:"bounds"`
+	// OutOfBounds is "clip" (clamp into the bounds) or "reject" (dead-letter the record).
+	OutOfBounds string `json:"out_of_bounds"`
+	// Families are the feature families, in output order.
+	Families []Family `json:"families"`
+}
+
+// Bounds maps raw points into the unit cube: u = (x − lo)/(hi − lo).
+type Bounds struct {
+	Lo []float64 `json:"lo"` // lower bound per dimension
+	Hi []float64 `json:"hi"` // upper bound per dimension, > Lo
+}
+
+// Family configures one feature family. Which fields apply depends on Kind (see
+// FieldReference).
+type Family struct {
+	// Name is the output column name: [a-z0-9_]+, unique, and the RNG stream of its draws.
+	Name string `json:"name"`
+	// Kind is the name of a registered kind (KindNames): "mmd", "l2" or "hdd".
+	Kind string `json:"kind"`
+
+	// Features is D, the output length of the (last) random Fourier stage (mmd, hdd, l2 with Sigma).
+	Features int `json:"features,omitempty"`
+	// Bandwidth is the mmd base Gaussian kernel bandwidth in normalised units.
+	Bandwidth float64 `json:"bandwidth,omitempty"`
+	// RBFSigma and RBFFeatures configure mmd's optional second stage.
+	RBFSigma    float64 `json:"rbf_sigma,omitempty"`
+	RBFFeatures int     `json:"rbf_features,omitempty"`
+	// Basis is |V|, the number of cosine basis functions (l2, hdd).
+	Basis int `json:"basis,omitempty"`
+	// Sigma is the outer RBF bandwidth (hdd; l2's optional RFF stage).
+	Sigma float64 `json:"sigma,omitempty"`
+	// Projection is how the random Fourier stage draws its frequencies: "gaussian"
+	// (i.i.d. normal) or "orthogonal" (structured orthogonal random features); "" is the
+	// spec version's default (gaussian in version 1, orthogonal from version 2). It applies
+	// to hdd, and to mmd and l2 when their optional stage is on.
+	Projection string `json:"projection,omitempty"`
+
+	// The remaining fields are hdd only (DESIGN §3.3).
+
+	// Divergence is "js", "hellinger" or "tv".
+	Divergence string `json:"divergence,omitempty"`
+	// Lambdas is M, the number of λ values of the Fuglede integral.
+	Lambdas int `json:"lambdas,omitempty"`
+	// LambdaSampling is "stratified" (quantiles of μ) or "iid" (seeded draws).
+	LambdaSampling string `json:"lambda_sampling,omitempty"`
+	// Grid is G, the KDE grid cells per axis.
+	Grid int `json:"grid,omitempty"`
+	// KDEBandwidth is the Gaussian KDE bandwidth in normalised units.
+	KDEBandwidth float64 `json:"kde_bandwidth,omitempty"`
+	// Boundary is "reflect" (mass reflected at the faces of the cube) or "none".
+	Boundary string `json:"boundary,omitempty"`
+	// DensityFloor is the lower clamp of the estimated density.
+	DensityFloor float64 `json:"density_floor,omitempty"`
+	// Mode is "joint" (one grid over all dimensions) or "marginal" (one per dimension).
+	Mode string `json:"mode,omitempty"`
+	// Coefficients adds the column "<name>_coef" with the vector A before the RFF stage.
+	Coefficients bool `json:"coefficients,omitempty"`
+}
+
+// SpecError is a spec problem found at start-up; Field names the offending field in JSON
+// path notation (e.g. "families[1].bandwidth"), or is empty for the document as a whole.
+type SpecError struct {
+	Field string
+	Msg   string
+}
+
+// Error formats the error as "spec: <field>: <msg>".
+func (e *SpecError) Error() string {
+	if e.Field == "" {
+		return "spec: " + e.Msg
+	}
+	return "spec: " + e.Field + ": " + e.Msg
+}
+
+// Defaults and limits of the spec (see Spec).
+const (
+	defaultSeed        = 42
+	defaultMMDFeatures = 1024
+	defaultL2Basis     = 100
+	defaultHDDFeatures = 4096
+	defaultHDDLambdas  = 5
+	defaultHDDBasis    = 100
+	// defaultHDDMarginalBasis is the hdd basis default in marginal mode.
+	defaultHDDMarginalBasis = 10
+	defaultHDDGrid          = 64
+	defaultHDDKDEBW         = 0.02
+	defaultHDDFloor         = 1e-6
+	maxSpecDim              = 1 << 16
+	maxSpecFeatures         = 1 << 18
+	maxSpecBasis            = 1 << 16
+	maxSpecLambdas          = 1 << 10
+	maxSpecJointCells       = 1 << 20 // hdd joint grid^dim: the sketch holds ~8 bytes per cell
+	maxSpecStageWeights     = 1 << 27 // a random Fourier matrix (1 GiB of float64)
+	maxSpecFamilyNameLen    = 64
+	// maxHDDCells bounds the binning nodes of one hdd grid ((G+2)^gd ≤ 2·maxHDDCells):
+	// 2²⁴ cells is 128 MiB of sketch.
+	maxHDDCells           = 1 << 24
+	defaultSpecJSONSource = `{
+  "version": 1,
+  "seed": 42,
+  "dim": 2,
+  "bounds": {"lo": [0, 0], "hi": [1, 1]},
+  "out_of_bounds": "clip",
+  "families": [
+    {"name": "mmd", "kind": "mmd", "features": 1024, "bandwidth": 0.1},
+    {"name": "hdd_js", "kind": "hdd", "divergence": "js", "features": 4096, "sigma": 0.5,
+     "lambdas": 5, "lambda_sampling": "stratified", "basis": 100, "grid": 64,
+     "kde_bandwidth": 0.02, "boundary": "reflect", "density_floor": 1e-6, "mode": "joint",
+     "coefficients": false},
+    {"name": "l2", "kind": "l2", "basis": 100}
+  ]
+}`
+)
+
+// reservedColumns are the output columns a family name may not take (DESIGN §4).
+var reservedColumns = [...]string{"set", "window_start", "window_end", "seq", "n", "spec_id"}
+
+// DefaultSpec returns the spec used when none is configured: exactly the DESIGN §2 example
+// (dim 2 on the unit square; families mmd, hdd_js and l2), resolved.
+func DefaultSpec() *Spec {
+	s, err := ParseSpec([]byte(defaultSpecJSONSource))
+	if err != nil {
+		panic("spec: the default spec does not parse: " + err.Error())
+	}
+	return s
+}
+
+// LoadSpec reads and parses the spec file at path; an empty path gives DefaultSpec.
+// Parse errors are *SpecError (wrapped with the path).
+func LoadSpec(path string) (*Spec, error) {
+	if path == "" {
+		return DefaultSpec(), nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read spec: %w", err)
+	}
+	s, err := ParseSpec(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// ParseSpec decodes, defaults and validates a JSON spec. It is strict: unknown fields,
+// duplicate fields, fields that do not apply to a family's kind, wrong JSON types and bad
+// values are all errors of type *SpecError naming the field.
+func ParseSpec(data []byte) (*Spec, error) {
+	var probe json.RawMessage
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, &SpecError{Msg: "invalid JSON: " + err.Error()}
+	}
+	top, err := readObject(probe, "")
+	if err != nil {
+		return nil, err
+	}
+	s := &Spec{}
+	has := map[string]bool{}
+	var famPresent []map[string]bool
+	for _, kv := range top {
+		tf := findTopField(kv.key)
+		if tf == nil {
+			return nil, &SpecError{Field: kv.key, Msg: "unknown field"}
+		}
+		has[kv.key] = true
+		if p, ok := tf.ref(s).(*[]Family); ok {
+			*p, famPresent, err = readFamilies(kv.val)
+		} else {
+			err = readValue(tf.ref(s), kv.val, kv.key)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, tf := range topFields {
+		if tf.required && !has[tf.name] {
+			return nil, &SpecError{Field: tf.name, Msg: "required"}
+		}
+	}
+	for _, tf := range topFields {
+		if tf.setDefault != nil && !has[tf.name] {
+			tf.setDefault(s)
+		}
+	}
+	for i := range s.Families {
+		if err := s.fillDefaults(i, famPresent[i]); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.validate(famPresent); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// fillDefaults sets family i's absent fields to their defaults and checks required ones,
+// in table order (a default may depend on fields before it, or compute theirs).
+func (s *Spec) fillDefaults(i int, present map[string]bool) error {
+	f := &s.Families[i]
+	for _, ff := range familyFields {
+		u, ok := ff.use(f.Kind)
+		if !ok || present[ff.name] {
+			continue
+		}
+		switch u.role {
+		case roleRequired:
+			return &SpecError{Field: fmt.Sprintf("families[%d].%s", i, ff.name), Msg: "required"}
+		case roleDefault:
+			setValue(ff.ref(f), u.def.resolve(s.Dim, f))
+		}
+	}
+	return nil
+}
+
+// setFields lists the fields of f that hold non-zero values: the presence information
+// for a Spec built in Go.
+func (f *Family) setFields() map[string]bool {
+	m := map[string]bool{}
+	for _, ff := range familyFields {
+		if v := valueOf(ff.ref(f)); v != zeroOf(v) {
+			m[ff.name] = true
+		}
+	}
+	return m
+}
+
+// zeroOf is the zero value of v's type.
+func zeroOf(v any) any {
+	switch v.(type) {
+	case int:
+		return 0
+	case float64:
+		return 0.0
+	case string:
+		return ""
+	case bool:
+		return false
+	}
+	panic(fmt.Sprintf("embedding: unsupported spec field type %T", v))
+}
+
+// CanonicalJSON is the resolved spec as compact JSON with sorted keys. Every field that
+// applies to a family's kind is present (coefficients: false included); an optional stage's
+// pair (mmd rbf_sigma/rbf_features, l2 sigma/features) only when the stage is on; an
+// optional field (projection) only when it is not the spec version's default; fields of other
+// kinds never.
+// spec_id is derived from these bytes.
+func (s *Spec) CanonicalJSON() []byte {
+	doc := map[string]any{}
+	for _, tf := range topFields {
+		doc[tf.name] = tf.canonical(s)
+	}
+	b, err := json.Marshal(doc)
+	if err != nil { // unreachable: only maps, strings, ints and finite floats
+		panic("spec: CanonicalJSON: " + err.Error())
+	}
+	return b
+}
+
+// canonical is family f of a spec of the given version as CanonicalJSON writes it.
+func (f *Family) canonical(version int) map[string]any {
+	m := map[string]any{}
+	stageOn := false
+	if st := stageOf(f.Kind); st != nil {
+		stageOn = !st.optional || valueOf(findFamilyField(st.sigma).ref(f)) != 0.0 ||
+			valueOf(findFamilyField(st.features).ref(f)) != 0
+	}
+	for _, ff := range familyFields {
+		u, ok := ff.use(f.Kind)
+		if !ok {
+			continue
+		}
+		v := valueOf(ff.ref(f))
+		if u.role == roleOption && v == zeroOf(v) {
+			v = u.def.at(version) // absent: the version's default
+		}
+		switch {
+		case u.role == roleStage && !stageOn:
+		case u.role == roleOption && (v == u.def.at(version) || u.withStage && !stageOn):
+		default:
+			m[ff.name] = canonicalValue(v)
+		}
+	}
+	return m
+}
+
+// ProjectionOf is family f's effective projection: its own, or the spec version's default.
+func (s *Spec) ProjectionOf(f *Family) string {
+	if f.Projection != "" {
+		return f.Projection
+	}
+	u, _ := findFamilyField("projection").use(f.Kind)
+	return u.def.at(s.Version).(string)
+}
+
+// ID is the spec_id: the first 16 hex digits of the SHA-256 of CanonicalJSON.
+func (s *Spec) ID() string {
+	sum := sha256.Sum256(s.CanonicalJSON())
+	return hex.EncodeToString(sum[:8])
+}
+
+// MarshalJSON encodes the spec as its CanonicalJSON.
+func (s *Spec) MarshalJSON() ([]byte, error) { return s.CanonicalJSON(), nil }
+
+// UnmarshalJSON parses data strictly, exactly like ParseSpec.
+func (s *Spec) UnmarshalJSON(data []byte) error {
+	p, err := ParseSpec(data)
+	if err != nil {
+		return err
+	}
+	*s = *p
+	return nil
+}
+
+// Clone is a deep copy.
+func (s *Spec) Clone() *Spec {
+	c := *s
+	c.Bounds.Lo = slices.Clone(s.Bounds.Lo)
+	c.Bounds.Hi = slices.Clone(s.Bounds.Hi)
+	c.Families = slices.Clone(s.Families)
+	return &c
+}
