@@ -31,7 +31,7 @@ type kindDef struct {
 }
 
 // kinds is the registry: every kind, in the order of the field reference.
-var kinds = [...]*kindDef{&mmdKind, &l2Kind, &hddKind}
+var kinds = [...]*kindDef{&mmdKind, &l2Kind, &hddKind, &twoSampleKind}
 
 // KindNames lists the registered kinds' names, in the order of the field reference.
 func KindNames() []string { return kindNames() }
@@ -41,6 +41,8 @@ const (
 	KindMMD = "mmd"
 	KindL2  = "l2"
 	KindHDD = "hdd"
+	// KindTwoSample is the streaming two-sample test against a reference (docs/drift.md).
+	KindTwoSample = "two_sample"
 )
 
 // kindOf is the registered kind called name, or nil.
