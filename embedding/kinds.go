@@ -26,6 +26,7 @@ var kinds = [...]kind{
 	{name: spec.KindMMD, compile: func(s *spec.Spec, idx int) (family, error) { return compileMMD(s, idx) }},
 	{name: spec.KindL2, compile: func(s *spec.Spec, idx int) (family, error) { return compileL2(s, idx) }},
 	{name: spec.KindHDD, compile: compileHDD},
+	{name: spec.KindTwoSample, compile: compileTwoSample},
 }
 
 // compileFamily compiles the idx-th family of a validated spec through the registry.

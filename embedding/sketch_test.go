@@ -25,7 +25,14 @@ func testSpecs(t testing.TB) map[string]*spec.Spec {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return map[string]*spec.Spec{"default": spec.DefaultSpec(), "stages": stages}
+	drift, err := spec.ParseSpec([]byte(`{"dim": 2, "seed": 5, "families": [
+		{"name": "drift", "kind": "two_sample", "reference": "testdata/two_sample_ref.jsonl"},
+		{"name": "drift_fixed", "kind": "two_sample", "reference": "testdata/two_sample_ref.jsonl",
+		 "bandwidth": 0.3, "bands": 3, "frequencies": 8, "ridge": 0.05}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]*spec.Spec{"default": spec.DefaultSpec(), "stages": stages, "two_sample": drift}
 }
 
 func mustNew(t testing.TB, s *spec.Spec) *Embedder {

@@ -22,5 +22,6 @@ func toFixed(t float64) int64 {
 	return int64(math.Float64bits(math.FMA(t, fixedScale, fixedMagic)) - fixedMagicBits)
 }
 
-// fromFixed converts a sum back to float64.
-func fromFixed(a int64) float64 { return float64(a) * fixedInv }
+// fromFixed converts a sum back to float64 (rounded: a caller subtracting from it must not
+// get a fused multiply-subtract).
+func fromFixed(a int64) float64 { return float64(float64(a) * fixedInv) }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/distfeat/distfeat/internal/numeric"
 )
 
 // Result is one window's test.
@@ -59,16 +61,16 @@ func (r *Reference) Test(w *Window) (Result, error) {
 	s := (1 / n) * sc * sc
 	for k := range res.T {
 		v := r.nullV[k]
-		vn := max(v+float64(s*s)*r.excess[k]/n, v/4)
+		vn := max(v+float64(float64(s*s)*r.excess[k])/n, v/4)
 		if v > 0 {
-			res.T[k] = r.nullE[k] + (res.T[k]-r.nullE[k])*math.Sqrt(v/vn)
+			res.T[k] = r.nullE[k] + float64((res.T[k]-r.nullE[k])*math.Sqrt(v/vn))
 		}
 	}
 	for k := range res.P {
 		res.P[k] = pk(r.nulls[k], res.T[k])
 	}
 	q := r.minQ(res.P)
-	res.Statistic = -math.Log(q)
+	res.Statistic = -numeric.Log(q)
 	i, found := slices.BinarySearch(r.nullQ, q)
 	for found && i < len(r.nullQ) && r.nullQ[i] == q {
 		i++

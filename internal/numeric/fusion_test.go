@@ -18,7 +18,7 @@ import (
 // featurePathPackages are the packages whose floating-point code reaches features, relative to
 // this directory: the kernels (this package), the families (embedding), the spec (its
 // defaults and checks) and internal/quadrature (its Gauss–Legendre nodes feed the js λs).
-var featurePathPackages = []string{".", "../../embedding", "../../spec", "../quadrature"}
+var featurePathPackages = []string{".", "../../embedding", "../../spec", "../quadrature", "../../twosample"}
 
 var fusionTargets = [][]string{
 	{"GOARCH=arm64"},
