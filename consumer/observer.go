@@ -20,7 +20,10 @@ type observer struct {
 	finalize  map[string]prometheus.Observer // finalize_seconds{family}, resolved once
 }
 
-var _ processor.Observer = (*observer)(nil)
+var (
+	_ processor.Observer      = (*observer)(nil)
+	_ processor.DriftObserver = (*observer)(nil)
+)
 
 // OnRecord counts records_total{result}.
 func (o *observer) OnRecord(result string) { o.m.Records.WithLabelValues(result).Inc() }
@@ -51,6 +54,15 @@ func (o *observer) OnWindowEmitted(reason window.Reason, points int64) {
 func (o *observer) OnFinalize(family string, elapsed time.Duration) {
 	if h, ok := o.finalize[family]; ok {
 		h.Observe(elapsed.Seconds())
+	}
+}
+
+// OnTwoSample observes two_sample_p_value{family} and counts two_sample_flagged_total{family}
+// (processor.DriftObserver).
+func (o *observer) OnTwoSample(family string, pValue float64, flagged bool) {
+	o.m.TwoSamplePValue.WithLabelValues(family).Observe(pValue)
+	if flagged {
+		o.m.TwoSampleFlagged.WithLabelValues(family).Inc()
 	}
 }
 

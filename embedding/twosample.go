@@ -215,3 +215,25 @@ func (s *twoSampleSketch) finalize(_ int64, out [][]float32) {
 		out[0][i] = float32(v)
 	}
 }
+
+// DriftColumn locates a two_sample family's vector among an Embedder's columns.
+type DriftColumn struct {
+	// Column is the index in Columns (and in each finalised window's vectors).
+	Column int
+	// Family is the family's name.
+	Family string
+	// Alpha is the family's flagging level.
+	Alpha float64
+}
+
+// DriftColumns lists the embedder's two_sample families; a window's p-value is
+// vectors[c.Column][TwoSamplePValue].
+func (e *Embedder) DriftColumns() []DriftColumn {
+	var out []DriftColumn
+	for i, f := range e.fams {
+		if t, ok := f.(*twoSampleFamily); ok {
+			out = append(out, DriftColumn{Column: e.colsOf[i][0], Family: e.names[i], Alpha: t.alpha})
+		}
+	}
+	return out
+}

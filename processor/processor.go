@@ -87,6 +87,7 @@ type Processor struct {
 	specID    string
 	mgr       *sketches
 	decodeOpt schema.DecodeOptions
+	drift     []embedding.DriftColumn // two_sample families, observed when obs is a DriftObserver
 
 	// replayUntil: records below it were processed, and everything they produced was
 	// acknowledged, before the last commit; their feature records and dead letters are
@@ -129,6 +130,7 @@ func New(cfg Config, emb *embedding.Embedder, out *schema.Output, obs Observer, 
 	return &Processor{
 		cfg: cfg, emb: emb, out: out, obs: obs, hook: obs.OnFinalize, specID: emb.Spec().ID(), mgr: mgr,
 		decodeOpt: schema.DecodeOptions{Dim: emb.Dim(), MaxPoints: cfg.MaxPointsPerRecord},
+		drift:     emb.DriftColumns(),
 	}, nil
 }
 
