@@ -26,6 +26,7 @@ type calibrateFlags struct {
 	maxSets, dim                               int
 	topicTimeout                               time.Duration
 	opts                                       calibrate.Options
+	twoSample                                  twoSampleFlags
 }
 
 func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -45,9 +46,13 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.IntVar(&f.opts.MaxPoints, "sample-points", calibrate.DefaultMaxPoints, "`points` per set in the exact mean-map kernels")
 	fs.Float64Var(&f.opts.Error, "error", calibrate.DefaultError, "target RMS error of one approximate kernel value (`ε`, e.g. 0.03)")
 	fs.Float64Var(&f.opts.TargetR2, "r2", calibrate.DefaultTargetR2, "R² of the approximate Gram matrix the feature counts aim for (`0..1`)")
+	f.twoSample.register(fs)
 	dialer, transport, err := parseClientFlags(fs, args)
 	if err != nil {
 		return err
+	}
+	if f.twoSample.on {
+		return runCalibrateTwoSample(ctx, f, stdout)
 	}
 	if f.out == "" {
 		return usageError("--out is required")
