@@ -275,4 +275,3 @@ func (r *TwoSampleResult) WriteReport(w io.Writer) error {
 	_, err := fmt.Fprintf(w, "</table>\n<p>%s</p>\n", html.EscapeString("Bold: the chosen bandwidth; the family's dyadic collection starts at the larger of it and the median heuristic."))
 	return err
 }
-
