@@ -173,6 +173,7 @@ type Reference struct {
 	nullQ  []float64    // ascending simulated min_k p_k/w_k
 	nullE  [3]float64   // mean and variance of the simulated statistics
 	nullV  [3]float64
+	trueV  [3]float64 // the statistics' Gaussian variance with the true covariance (estimated)
 	excess [3]float64 // κ_k: excess variance of one point's quadratic form over the Gaussian's
 	zBand2 []float64  // |z̄_R|² of the full reference per band (MMD²)
 }
@@ -322,6 +323,12 @@ func (r *Reference) simulateNull(lB []float64, src NormalSource) {
 			v += float64((x - mean) * (x - mean))
 		}
 		r.nullE[k], r.nullV[k] = mean, v/float64(B-1)
+		// The draws use Σ_B, an estimate from m_B points: E[2tr((MΣ_B)²)] =
+		// 2tr((MΣ)²)(1 + 1/m_B) + 2tr(MΣ)²/m_B (Wishart moments), so the simulated variance
+		// exceeds the statistic's by about the effective degrees of freedom over m_B; the
+		// true variance is estimated by inverting that (Reference.Test matches it).
+		mB := float64(r.mB)
+		r.trueV[k] = max((r.nullV[k]-float64(2*float64(mean*mean))/mB)/(1+1/mB), r.nullV[k]/4)
 		slices.Sort(r.nulls[k])
 	}
 	r.nullQ = make([]float64, B)
@@ -362,7 +369,7 @@ func (r *Reference) estimateExcess(sample []float64) {
 	for k := range r.excess {
 		mean := sum[k] / float64(n)
 		v := (sum2[k] - float64(float64(n)*float64(mean*mean))) / float64(n-1)
-		r.excess[k] = v - r.nullV[k]
+		r.excess[k] = v - r.trueV[k]
 	}
 }
 

@@ -54,14 +54,16 @@ func (r *Reference) Test(w *Window) (Result, error) {
 		g[i] = float64(mu[i]-r.meanB[i]) * sc
 	}
 	res.T = r.statistics(g, make([]float64, D), make([]float64, D))
-	// Small-sample correction: the window's share of g's covariance is s = (1/n)/(1/n +
-	// 1/m_B); a statistic's variance exceeds the Gaussian one V_k by s²κ_k/n, so it is
-	// shrunk about its mean E_k by √(V_k/(V_k + s²κ_k/n)) (variance matching; the factor is
-	// capped at 2 when κ_k < 0, where bounded features make the statistic less variable).
+	// Variance matching: the statistic's variance at n points is V_k + s²κ_k/n (V_k its
+	// Gaussian variance with the true covariance, s = (1/n)/(1/n + 1/m_B) the window's share
+	// of g's covariance, κ_k the excess of one point's quadratic form), the simulated draws'
+	// is V_sim; the statistic is rescaled about its mean E_k by √(V_sim/(V_k + s²κ_k/n)),
+	// which removes both the small-sample excess and the draws' extra spread from Σ_B's
+	// estimation error (the factor is capped at 2).
 	s := (1 / n) * sc * sc
 	for k := range res.T {
 		v := r.nullV[k]
-		vn := max(v+float64(float64(s*s)*r.excess[k])/n, v/4)
+		vn := max(r.trueV[k]+float64(float64(s*s)*r.excess[k])/n, v/4)
 		if v > 0 {
 			res.T[k] = r.nullE[k] + float64((res.T[k]-r.nullE[k])*math.Sqrt(v/vn))
 		}
