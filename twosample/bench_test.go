@@ -51,3 +51,37 @@ func BenchmarkBuild(b *testing.B) {
 		}
 	}
 }
+
+// The speed ratio against the quadratic oracles on the same 400-point window and 2000-point
+// reference: BenchmarkWindow400 (the streaming test: features of the window's points, then
+// the test) against BenchmarkOracleMedian and BenchmarkOracleMMDAgg (100 permutations, and
+// 100 + 100 for MMDAgg, as in TestPowerTable).
+func BenchmarkWindow400(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	rf := buildReference(b, r, meanShift.ref(r, 2000), Config{})
+	x := meanShift.alt(r, 400)
+	w := rf.FeatureMap().NewWindow()
+	for b.Loop() {
+		w.Reset()
+		w.Add(x)
+		if _, err := rf.Test(w); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkOracleMedian(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	ref, x := meanShift.ref(r, 2000), meanShift.alt(r, 400)
+	for b.Loop() {
+		medianTest(r, x, ref, 2, 100)
+	}
+}
+
+func BenchmarkOracleMMDAgg(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	ref, x := meanShift.ref(r, 2000), meanShift.alt(r, 400)
+	for b.Loop() {
+		aggTest(r, x, ref, 2, 100, 100, 0.05)
+	}
+}
