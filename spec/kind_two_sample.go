@@ -6,7 +6,7 @@ import "fmt"
 const (
 	defaultTwoSampleBands       = 5
 	defaultTwoSampleFrequencies = 20
-	defaultTwoSampleRidge       = 0.01
+	defaultTwoSampleRidge       = 0.05
 	defaultTwoSampleAlpha       = 0.05
 	// maxTwoSampleFeatures bounds D = 2·dim + 2·bands·frequencies: the reference summary
 	// holds about 5·D² float64 (40 MiB at the limit).

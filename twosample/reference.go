@@ -9,7 +9,7 @@ import (
 
 // Config holds the test's calibration settings; the zero value means the defaults.
 type Config struct {
-	// Ridge is λ of T_rff, relative to the features' correlation matrix (default 0.01).
+	// Ridge is λ of T_rff, relative to the features' correlation matrix (default 0.05).
 	Ridge float64
 	// NullDraws is the number of simulated null vectors (default 4000): the p-values'
 	// resolution is 1/(NullDraws+1).
@@ -21,7 +21,7 @@ type Config struct {
 
 // Defaults of Config.
 const (
-	DefaultRidge     = 0.01
+	DefaultRidge     = 0.05
 	DefaultNullDraws = 4000
 )
 
@@ -178,14 +178,18 @@ type Reference struct {
 	zBand2 []float64  // |z̄_R|² of the full reference per band (MMD²)
 }
 
-// scaleFloor is the smallest standard deviation a feature is given when standardised: a
-// feature that is constant in the reference (e.g. a coordinate always 0) is then compared
-// with weight 10¹², so any window in which it varies is flagged.
-const scaleFloor = 1e-6
+// scaleFloor is the smallest standard deviation a feature is given when standardised. The
+// covariance comes from fixed-point sums, exact to about 2⁻³³ ≈ 1.2e-10 per entry; divided by
+// s_i·s_j, that error must stay far below the ridge for the whitening to be positive
+// definite: with D ≤ 1024 features and s ≥ 2e-3 a row's errors sum to at most
+// 1024·1.2e-10/4e-6 ≈ 0.031, below the default ridge 0.05 (Gershgorin). A feature that is
+// (nearly) constant in the reference is compared with weight 1/floor² = 2.5e5, so a window in
+// which it moves by more than a few floors is flagged.
+const scaleFloor = 2e-3
 
 // momentRidge regularises the small whitenings of T_mean and T_mom (correlation scale):
-// they are well conditioned unless coordinates are exactly collinear.
-const momentRidge = 1e-6
+// they are well conditioned unless coordinates are collinear.
+const momentRidge = 1e-3
 
 // Build finalises the summary: the whitenings from part A and the null distribution from
 // part B with NullDraws draws of src (the frozen RNG). The builder is unchanged.
@@ -220,13 +224,26 @@ func (b *ReferenceBuilder) Build(cfg Config, src NormalSource) (*Reference, erro
 		}
 		return c
 	}
-	if r.lMean, err = cholesky(corr(d, momentRidge), d); err != nil {
+	// A whitening that is not positive definite (rounding in a nearly singular correlation
+	// matrix) is retried with ten times the ridge, up to 10⁴ times it.
+	whiten := func(k int, ridge float64) ([]float64, error) {
+		var err error
+		for range 5 {
+			var l []float64
+			if l, err = cholesky(corr(k, ridge), k); err == nil {
+				return l, nil
+			}
+			ridge *= 10
+		}
+		return nil, err
+	}
+	if r.lMean, err = whiten(d, momentRidge); err != nil {
 		return nil, fmt.Errorf("mean whitening: %v: %w", err, ErrReference)
 	}
-	if r.lMom, err = cholesky(corr(2*d, momentRidge), 2*d); err != nil {
+	if r.lMom, err = whiten(2*d, momentRidge); err != nil {
 		return nil, fmt.Errorf("moment whitening: %v: %w", err, ErrReference)
 	}
-	if r.lRFF, err = cholesky(corr(D, cfg.Ridge), D); err != nil {
+	if r.lRFF, err = whiten(D, cfg.Ridge); err != nil {
 		return nil, fmt.Errorf("feature whitening: %v: %w", err, ErrReference)
 	}
 	lB, err := factorPSD(covB, D)
