@@ -11,7 +11,7 @@ import (
 )
 
 var (
-	powerWindows = flag.Int("power.windows", 30, "TestPowerTable: windows per problem (the README table used 200)")
+	powerWindows = flag.Int("power.windows", 10, "TestPowerTable: windows per problem (docs/drift.md used 200)")
 	powerPerms   = flag.Int("power.perms", 100, "TestPowerTable: permutations of the median-heuristic oracle and each of MMDAgg's two sets")
 )
 
@@ -21,9 +21,9 @@ var (
 //
 // Assertions (binomial tolerances): with w windows, an empirical power p̂ has standard error
 // √(p(1−p)/w) ≤ 0.5/√w; the streaming test must not be below the better oracle by more than
-// 2.5 standard errors of the difference (√2·0.5/√w: 0.32 at w = 30, 0.125 at w = 200), which
+// 2.5 standard errors of the difference (√2·0.5/√w: 0.56 at w = 10, 0.125 at w = 200), which
 // a test whose true power is at least the oracle's fails with probability < 1%; on the
-// blobs it must reach 0.95 − 2.5·√(0.95·0.05/w) (0.85 at w = 30), and the median heuristic
+// blobs it must reach 0.95 − 2.5·√(0.95·0.05/w) (0.78 at w = 10), and the median heuristic
 // must stay below 0.5 (its power there is near α).
 func TestPowerTable(t *testing.T) {
 	if testing.Short() {

@@ -10,7 +10,7 @@ import (
 )
 
 var (
-	typeIRefs    = flag.Int("typei.refs", 40, "TestTypeIError: references per problem (the README figures used 300)")
+	typeIRefs    = flag.Int("typei.refs", 40, "TestTypeIError: references per problem (docs/drift.md used 300)")
 	typeIWindows = flag.Int("typei.windows", 10, "TestTypeIError: H0 windows per reference and window size")
 )
 
