@@ -42,7 +42,7 @@
 //   - T_mom on the 2d moment features (a change of mean or spread);
 //   - T_rff on all D features with ridge regularisation: gᵀ S⁻¹ (C_A + λI)⁻¹ S⁻¹ g, C_A the
 //     correlation matrix of part A, S the diagonal of standard deviations, λ the ridge
-//     (default 10⁻²). The ridge bounds the weight of any direction by 1/λ, so directions
+//     (default 0.05). The ridge bounds the weight of any direction by 1/λ, so directions
 //     whose variance is tiny or badly estimated (there are many: D features of
 //     d-dimensional points are far from independent) cannot dominate; directions of large
 //     variance, such as the blob-membership noise of a mixture, are whitened away. It
