@@ -23,6 +23,7 @@ type observer struct {
 var (
 	_ processor.Observer      = (*observer)(nil)
 	_ processor.PointObserver = (*observer)(nil)
+	_ processor.DriftObserver = (*observer)(nil)
 )
 
 // OnRecord counts records_total{result}.
@@ -66,6 +67,15 @@ func (o *observer) OnPointsDropped(set string, seq uint64, points int64) {
 	o.m.PointWindowsDropped.Inc()
 	o.log.Warn("window without per-point output: its points exceeded the retention budget (a quarter of DISTFEAT_MAX_BUFFER_BYTES)",
 		"partition", o.partition, "set", set, "seq", seq, "points", points)
+}
+
+// OnTwoSample observes two_sample_p_value{family} and counts two_sample_flagged_total{family}
+// (processor.DriftObserver).
+func (o *observer) OnTwoSample(family string, pValue float64, flagged bool) {
+	o.m.TwoSamplePValue.WithLabelValues(family).Observe(pValue)
+	if flagged {
+		o.m.TwoSampleFlagged.WithLabelValues(family).Inc()
+	}
 }
 
 // OnCloseMarker counts close_markers_total{result} (processor.MarkerObserver).

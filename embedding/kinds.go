@@ -27,6 +27,7 @@ var kinds = [...]kind{
 	{name: spec.KindL2, compile: func(s *spec.Spec, idx int) (family, error) { return compileL2(s, idx) }},
 	{name: spec.KindHDD, compile: compileHDD},
 	{name: spec.KindMarginal, compile: compileMarginal},
+	{name: spec.KindTwoSample, compile: compileTwoSample},
 }
 
 // compileFamily compiles the idx-th family of a validated spec through the registry.

@@ -34,9 +34,16 @@ func testSpecs(t testing.TB) map[string]*spec.Spec {
 	if err != nil {
 		t.Fatal(err)
 	}
+	drift, err := spec.ParseSpec([]byte(`{"dim": 2, "seed": 5, "families": [
+		{"name": "drift", "kind": "two_sample", "reference": "testdata/two_sample_ref.jsonl"},
+		{"name": "drift_fixed", "kind": "two_sample", "reference": "testdata/two_sample_ref.jsonl",
+		 "bandwidth": 0.3, "bands": 3, "frequencies": 8, "ridge": 0.05}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
 	// "default_v1" is the built-in default of earlier releases: running groups pin it, so its
 	// bytes stay guarded after the default moved on.
-	return map[string]*spec.Spec{"default": spec.DefaultSpec(), "default_v1": spec.DefaultSpecV1(), "stages": stages, "nufft": nufft}
+	return map[string]*spec.Spec{"default": spec.DefaultSpec(), "default_v1": spec.DefaultSpecV1(), "stages": stages, "nufft": nufft, "two_sample": drift}
 }
 
 func mustNew(t testing.TB, s *spec.Spec) *Embedder {

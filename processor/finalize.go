@@ -46,6 +46,12 @@ func (p *Processor) featureMessage(c window.Closed[*windowSketch], rec schema.Fe
 		return Message{}, false
 	}
 	p.obs.OnWindowEmitted(c.Reason, c.N)
+	if do, ok := p.obs.(DriftObserver); ok {
+		for _, d := range p.drift {
+			pv := float64(rec.Vectors[d.Column][embedding.TwoSamplePValue])
+			do.OnTwoSample(d.Family, pv, pv <= d.Alpha)
+		}
+	}
 	return Message{
 		Kind:  Feature,
 		Key:   []byte(c.Set),

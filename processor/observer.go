@@ -59,3 +59,10 @@ func (NopObserver) OnFinalize(string, time.Duration) {}
 
 // OnEncodeError does nothing.
 func (NopObserver) OnEncodeError(string, uint64, error) {}
+
+// DriftObserver is implemented by observers that measure two_sample families' results: it
+// is called for each emitted feature record and two_sample family with the window's
+// p-value and whether it is at most the family's alpha.
+type DriftObserver interface {
+	OnTwoSample(family string, pValue float64, flagged bool)
+}

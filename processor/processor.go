@@ -104,6 +104,7 @@ type Processor struct {
 	mgr       *sketches
 	adds      *deferredAdds // points noted during ProcessPrepared, added at its end
 	decodeOpt schema.DecodeOptions
+	drift     []embedding.DriftColumn // two_sample families, observed when obs is a DriftObserver
 
 	// replayUntil: records below it were processed, and everything they produced was
 	// acknowledged, before the last commit; their feature records and dead letters are
@@ -151,6 +152,7 @@ func New(cfg Config, emb *embedding.Embedder, out *schema.Output, obs Observer, 
 	p := &Processor{
 		cfg: cfg, emb: emb, out: out, obs: obs, hook: obs.OnFinalize, specID: emb.Spec().ID(), mgr: mgr, adds: adds,
 		decodeOpt: schema.DecodeOptions{Dim: emb.Dim(), MaxPoints: cfg.MaxPointsPerRecord},
+		drift:     emb.DriftColumns(),
 	}
 	if cfg.Points != nil {
 		if p.pointChunk, err = PointChunk(emb, cfg.Points, cfg.MaxOutputBytes); err != nil {

@@ -226,7 +226,30 @@ var familyFields = []familyField{
 		ref: func(f *Family) any { return &f.SigmaX }, check: positiveCheck},
 	{name: "pooling", doc: "The constant set kernel (σ_P = ∞): per-point features of the point alone.",
 		ref: func(f *Family) any { return &f.Pooling }},
+	{name: "reference", doc: "Reference sample: JSON lines of sets (the embed input format), relative to the spec file or absolute; its content (SHA-256), not its path, is in the spec_id.",
+		ref: func(f *Family) any { return &f.Reference }, check: nonEmptyCheck},
+	{name: "bands", doc: "K, the number of dyadic bandwidths bandwidth·2⁻ᵏ of the two-sample test's random features.",
+		ref: func(f *Family) any { return &f.Bands }, check: intInCheck(1, 16)},
+	{name: "frequencies", doc: "F, the random frequencies per band of the two-sample test.",
+		ref: func(f *Family) any { return &f.Frequencies }, check: intInCheck(1, 512)},
+	{name: "ridge", doc: "λ of the two-sample omnibus statistic's whitening (relative to the features' correlation matrix).",
+		ref: func(f *Family) any { return &f.Ridge }, check: positiveCheck},
+	{name: "alpha", doc: "Level at which a window is counted as drifted (metrics distfeat_two_sample_flagged_total).",
+		ref: func(f *Family) any { return &f.Alpha }, check: valueCheck{doc: "in (0, 1)", fn: func(v any) string {
+			if x := v.(float64); !(x > 0 && x < 1) {
+				return fmt.Sprintf("must be in (0, 1), not %v", x)
+			}
+			return ""
+		}}},
 }
+
+// nonEmptyCheck refuses the empty string.
+var nonEmptyCheck = valueCheck{doc: "non-empty", fn: func(v any) string {
+	if v.(string) == "" {
+		return "must not be empty"
+	}
+	return ""
+}}
 
 // findFamilyField returns the table row of the JSON field name, or nil.
 func findFamilyField(name string) *familyField {

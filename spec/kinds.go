@@ -31,7 +31,7 @@ type kindDef struct {
 }
 
 // kinds is the registry: every kind, in the order of the field reference.
-var kinds = [...]*kindDef{&mmdKind, &l2Kind, &hddKind, &marginalKind}
+var kinds = [...]*kindDef{&mmdKind, &l2Kind, &hddKind, &marginalKind, &twoSampleKind}
 
 // KindNames lists the registered kinds' names, in the order of the field reference.
 func KindNames() []string { return kindNames() }
@@ -43,6 +43,8 @@ const (
 	KindHDD = "hdd"
 	// KindMarginal is the per-point marginal-transfer kind (no window columns).
 	KindMarginal = "marginal_transfer"
+	// KindTwoSample is the streaming two-sample test against a reference (docs/drift.md).
+	KindTwoSample = "two_sample"
 )
 
 // kindOf is the registered kind called name, or nil.

@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"slices"
 )
 
@@ -95,7 +97,7 @@ type Family struct {
 	// Coefficients adds the column "<name>_coef" with the vector A before the RFF stage.
 	Coefficients bool `json:"coefficients,omitempty"`
 
-	// The remaining fields are marginal_transfer only (per-point features, see
+	// The fields from here to Pooling are marginal_transfer only (per-point features, see
 	// docs/marginal-transfer.md).
 
 	// SetFamily names the mmd family (without its rbf stage) whose window features are the
@@ -107,6 +109,26 @@ type Family struct {
 	SigmaX float64 `json:"sigma_x,omitempty"`
 	// Pooling selects the constant set kernel (σ_P = ∞): set_family and sigma_p absent.
 	Pooling bool `json:"pooling,omitempty"`
+
+	// The remaining fields are two_sample only (docs/drift.md).
+
+	// Reference is the reference sample's file as written in the spec: JSON lines of sets
+	// in the format embed reads, relative to the spec file's directory (or the working
+	// directory for ParseSpec) or absolute.
+	Reference string `json:"reference,omitempty"`
+	// Bands is K, the number of dyadic bandwidths bandwidth·2⁻ᵏ, k = 0…K−1.
+	Bands int `json:"bands,omitempty"`
+	// Frequencies is F, the random frequencies per band.
+	Frequencies int `json:"frequencies,omitempty"`
+	// Ridge is λ of the omnibus statistic's whitening (correlation scale).
+	Ridge float64 `json:"ridge,omitempty"`
+	// Alpha is the level at which windows are counted as flagged (metrics).
+	Alpha float64 `json:"alpha,omitempty"`
+	// ReferenceFile is Reference resolved (ResolveReferences); ReferenceDigest the hex
+	// SHA-256 of its content, which the canonical JSON (and so the spec_id) holds in place
+	// of the path.
+	ReferenceFile   string `json:"-"`
+	ReferenceDigest string `json:"-"`
 }
 
 // SpecError is a spec problem found at start-up; Field names the offending field in JSON
@@ -221,7 +243,7 @@ func LoadSpec(path string) (*Spec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read spec: %w", err)
 	}
-	s, err := ParseSpec(data)
+	s, err := parseSpec(data, filepath.Dir(path))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -231,7 +253,13 @@ func LoadSpec(path string) (*Spec, error) {
 // ParseSpec decodes, defaults and validates a JSON spec. It is strict: unknown fields,
 // duplicate fields, fields that do not apply to a family's kind, wrong JSON types and bad
 // values are all errors of type *SpecError naming the field.
-func ParseSpec(data []byte) (*Spec, error) {
+//
+// A two_sample family's reference file is read to take its digest (SHA-256); a relative
+// path is relative to the working directory (LoadSpec: to the spec file's directory).
+func ParseSpec(data []byte) (*Spec, error) { return parseSpec(data, "") }
+
+// parseSpec is ParseSpec with relative reference paths resolved against dir.
+func parseSpec(data []byte, dir string) (*Spec, error) {
 	var probe json.RawMessage
 	if err := json.Unmarshal(data, &probe); err != nil {
 		return nil, &SpecError{Msg: "invalid JSON: " + err.Error()}
@@ -272,6 +300,9 @@ func ParseSpec(data []byte) (*Spec, error) {
 		if err := s.fillDefaults(i, famPresent[i]); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.ResolveReferences(dir); err != nil {
+		return nil, err
 	}
 	if err := s.validate(famPresent); err != nil {
 		return nil, err
@@ -356,6 +387,10 @@ func (f *Family) canonical(version int) map[string]any {
 		if !ok {
 			continue
 		}
+		if ff.name == "reference" { // the content, not the path
+			m[ff.name] = "sha256:" + f.ReferenceDigest
+			continue
+		}
 		v := valueOf(ff.ref(f))
 		if u.role == roleOption && v == zeroOf(v) {
 			v = u.def.at(version) // absent: the version's default
@@ -418,4 +453,37 @@ func (s *Spec) Clone() *Spec {
 	c.Bounds.Hi = slices.Clone(s.Bounds.Hi)
 	c.Families = slices.Clone(s.Families)
 	return &c
+}
+
+// ResolveReferences resolves every two_sample family's reference file (relative paths
+// against dir, "" for the working directory) and takes the SHA-256 of its content, which
+// the spec_id covers. A missing, unreadable or empty file is a *SpecError naming the
+// family's reference field and the file. ParseSpec and LoadSpec call it; a Spec built in Go
+// must call it before Validate.
+func (s *Spec) ResolveReferences(dir string) error {
+	for i := range s.Families {
+		f := &s.Families[i]
+		if f.Kind != KindTwoSample || f.Reference == "" {
+			continue
+		}
+		path := f.Reference
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(dir, path)
+		}
+		file, err := os.Open(path)
+		if err != nil {
+			return familyErr(i, "reference", "%v", err)
+		}
+		h := sha256.New()
+		n, err := io.Copy(h, file)
+		file.Close()
+		if err != nil {
+			return familyErr(i, "reference", "read %s: %v", path, err)
+		}
+		if n == 0 {
+			return familyErr(i, "reference", "%s is empty", path)
+		}
+		f.ReferenceFile, f.ReferenceDigest = path, hex.EncodeToString(h.Sum(nil))
+	}
+	return nil
 }

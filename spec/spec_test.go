@@ -50,7 +50,7 @@ func TestParseSpecErrorsNameTheField(t *testing.T) {
 		{"bounds huge literal", specJSON(`"dim": 1, "bounds": {"lo": [0], "hi": [1e999]}`, mmd), "bounds.hi[0]", "out of range"},
 		{"out_of_bounds", specJSON(`"dim": 2, "out_of_bounds": "drop"`, mmd), "out_of_bounds", "clip or reject"},
 		{"kind missing", specJSON("", `{"name": "m", "bandwidth": 0.1}`), "families[0].kind", "required"},
-		{"kind unknown", specJSON("", `{"name": "m", "kind": "rff"}`), "families[0].kind", "mmd, l2, hdd or marginal_transfer"},
+		{"kind unknown", specJSON("", `{"name": "m", "kind": "rff"}`), "families[0].kind", "mmd, l2, hdd, marginal_transfer or two_sample"},
 		{"name missing", specJSON("", `{"kind": "mmd", "bandwidth": 0.1}`), "families[0].name", "required"},
 		{"name empty", specJSON("", `{"name": "", "kind": "mmd", "bandwidth": 0.1}`), "families[0].name", "required"},
 		{"name upper case", specJSON("", `{"name": "MMD", "kind": "mmd", "bandwidth": 0.1}`), "families[0].name", "lower-case"},

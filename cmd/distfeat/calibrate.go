@@ -28,12 +28,16 @@ type calibrateFlags struct {
 	maxSets, dim                               int
 	topicTimeout                               time.Duration
 	opts                                       calibrate.Options
+	twoSample                                  twoSampleFlags
 }
 
 func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f, mf, cc, err := parseCalibrateFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if f.twoSample.on {
+		return runCalibrateTwoSample(ctx, f, stdout)
 	}
 	specOut, reportOut, err := openCalibrationOutputs(ctx, f)
 	if err != nil {
@@ -103,8 +107,9 @@ func parseCalibrateFlags(args []string, stderr io.Writer) (calibrateFlags, margi
 	var mf marginalFlags
 	fs.StringVar(&mf.label, "point-label", "", "marginal transfer: the input lines' per-point label array `field`; adds a marginal_transfer family whose sigma_p, sigma_x and features are chosen by cross-validation over sets (needs --in)")
 	fs.StringVar(&mf.name, "point-family", "mt", "with --point-label: the `name` of the marginal_transfer family")
+	f.twoSample.register(fs)
 	cc, err := parseClientFlags(fs, args)
-	if err != nil {
+	if err != nil || f.twoSample.on {
 		return f, mf, cc, err
 	}
 	switch {

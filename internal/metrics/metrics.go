@@ -33,6 +33,11 @@ type Metrics struct {
 	PointWindowsDropped prometheus.Counter
 	// FinalizeSeconds is the finalisation time per family.
 	FinalizeSeconds *prometheus.HistogramVec
+	// TwoSamplePValue is the distribution of two_sample families' p-values (uniform
+	// while nothing drifts).
+	TwoSamplePValue *prometheus.HistogramVec
+	// TwoSampleFlagged counts windows whose p-value is at most the family's alpha.
+	TwoSampleFlagged *prometheus.CounterVec
 	// EmitLatency is the time from a window's last event time to the broker's acknowledgement.
 	EmitLatency prometheus.Histogram
 	// ConsumerLag is high watermark minus next offset, per partition.
@@ -141,6 +146,13 @@ func (m *Metrics) newWindowMetrics() {
 		Name: "distfeat_finalize_seconds", Help: "Window finalisation time per family.",
 		Buckets: prometheus.ExponentialBuckets(1e-6, 2, 22), // 1 µs … 2 s, factor 2
 	}, []string{"family"})
+	m.TwoSamplePValue = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "distfeat_two_sample_p_value", Help: "p-values of two_sample families' windows (uniform on [0,1] while the stream matches the reference).",
+		Buckets: []float64{0.001, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1},
+	}, []string{"family"})
+	m.TwoSampleFlagged = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "distfeat_two_sample_flagged_total", Help: "Windows of two_sample families whose p-value is at most the family's alpha.",
+	}, []string{"family"})
 	m.EmitLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name: "distfeat_emit_latency_seconds", Help: "Event time of a window's last point to broker acknowledgement of its feature record.",
 		Buckets: prometheus.ExponentialBuckets(0.001, 4, 12),
@@ -205,7 +217,7 @@ func (m *Metrics) newGroupMetrics() {
 func (m *Metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.OutputErrors, m.OutputStalled, m.BufferedBytes,
 		m.Points, m.PointsClipped, m.Records, m.RecordsInvalid, m.EndWithoutWindow,
-		m.WindowsOpen, m.WindowsEmitted, m.WindowPoints, m.PointFeatures, m.PointWindowsDropped, m.FinalizeSeconds, m.EmitLatency,
+		m.WindowsOpen, m.WindowsEmitted, m.WindowPoints, m.PointFeatures, m.PointWindowsDropped, m.FinalizeSeconds, m.TwoSamplePValue, m.TwoSampleFlagged, m.EmitLatency,
 		m.ConsumerLag, m.CommittedOffset, m.CommitDeferred, m.Rebalances, m.ProduceErrors,
 		m.SketchBytes, m.DeadLetters, m.BuildInfo, m.GroupLag, m.GroupCommittedOffset,
 		m.GroupPartitionsUnassigned, m.GroupLagErrors, m.CloseMarkers}

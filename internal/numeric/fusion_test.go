@@ -17,9 +17,9 @@ import (
 // feature path must compile to the same instructions whether or not that fusion is allowed.
 // featurePathPackages are the packages whose floating-point code reaches features, relative to
 // this directory: the kernels (this package), the families (embedding), the spec (its
-// defaults and checks), internal/quadrature (its Gauss–Legendre nodes feed the js λs) and
-// internal/nufft (mmd's nufft method).
-var featurePathPackages = []string{".", "../../embedding", "../../spec", "../quadrature", "../nufft"}
+// defaults and checks), internal/quadrature (its Gauss–Legendre nodes feed the js λs),
+// internal/nufft (mmd's nufft method) and twosample (the two_sample kind's statistics).
+var featurePathPackages = []string{".", "../../embedding", "../../spec", "../quadrature", "../nufft", "../../twosample"}
 
 var fusionTargets = [][]string{
 	{"GOARCH=arm64"},

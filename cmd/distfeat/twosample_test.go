@@ -1,0 +1,141 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/distfeat/distfeat/spec"
+)
+
+// TestEmbedTwoSampleExample runs the drift example of docs/drift.md end to end: the spec in
+// examples/drift names its reference relative to its own directory; 20 windows of 300
+// points from the reference's distribution and 20 shifted by 0.5 in x (about 2/3 of a
+// cluster's standard deviation) are tested. The shifted windows must all have p ≤ 0.01; the
+// steady ones are flagged at α = 0.05 with probability 0.05 each, so at most 4 of 20
+// (binomial tail P(X ≥ 5) = 0.3%; the files are fixed, so the outcome is too: 2).
+func TestEmbedTwoSampleExample(t *testing.T) {
+	spec := filepath.Join("..", "..", "examples", "drift", "spec.json")
+	pvalues := func(in string) []float64 {
+		t.Helper()
+		data, err := os.ReadFile(filepath.Join("..", "..", "examples", "drift", in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, stderr := runCLI(t, string(data), "embed", "--spec", spec)
+		if code != 0 {
+			t.Fatalf("embed %s: exit %d: %s", in, code, stderr)
+		}
+		var ps []float64
+		for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+			var rec struct {
+				Features map[string][]float64 `json:"features"`
+			}
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Fatal(err)
+			}
+			v := rec.Features["drift"]
+			if len(v) != 15 {
+				t.Fatalf("drift vector of length %d, want 10 + 5 bands", len(v))
+			}
+			ps = append(ps, v[2])
+		}
+		return ps
+	}
+	steady, shifted := pvalues("steady.jsonl"), pvalues("shifted.jsonl")
+	if len(steady) != 20 || len(shifted) != 20 {
+		t.Fatalf("%d steady and %d shifted windows, want 20 each", len(steady), len(shifted))
+	}
+	flagged := 0
+	for _, p := range steady {
+		if p <= 0.05 {
+			flagged++
+		}
+	}
+	if flagged > 4 {
+		t.Errorf("%d of 20 steady windows flagged at 0.05, want at most 4: %v", flagged, steady)
+	}
+	for i, p := range shifted {
+		if p > 0.01 {
+			t.Errorf("shifted window %d: p-value %v, want ≤ 0.01", i, p)
+		}
+	}
+}
+
+// TestEmbedTwoSampleReferenceErrors: a reference that is missing, empty, of the wrong
+// dimension or not JSON stops embed at start-up with an error naming the field, the file
+// and the line.
+func TestEmbedTwoSampleReferenceErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("empty.jsonl", "")
+	write("wrongdim.jsonl", `{"points": [[0.1, 0.2]]}`+"\n\n"+`{"points": [[0.1, 0.2, 0.3]]}`+"\n")
+	write("notjson.jsonl", `{"points": [[0.1, 0.2]]}`+"\n"+`{"points": [[0.1,`+"\n")
+	write("nopoints.jsonl", `{"set": "a", "points": []}`+"\n")
+	for _, c := range []struct{ ref, want string }{
+		{"missing.jsonl", "missing.jsonl"},
+		{"empty.jsonl", "empty.jsonl is empty"},
+		{"wrongdim.jsonl", "wrongdim.jsonl line 3: point 0 has 3 coordinates, the spec's dim is 2"},
+		{"notjson.jsonl", "notjson.jsonl line 2"},
+		{"nopoints.jsonl", "nopoints.jsonl holds no points"},
+	} {
+		t.Run(c.ref, func(t *testing.T) {
+			spec := filepath.Join(dir, "spec-"+c.ref+".json")
+			write(filepath.Base(spec), `{"dim": 2, "families": [{"name": "drift", "kind": "two_sample", "reference": "`+c.ref+`"}]}`)
+			code, _, stderr := runCLI(t, `{"set": "a", "points": [[0.1, 0.2]]}`+"\n", "embed", "--spec", spec)
+			if code == 0 {
+				t.Fatal("embed succeeded with an unusable reference")
+			}
+			for _, want := range []string{"families[0].reference", c.want} {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr %q does not contain %q", stderr, want)
+				}
+			}
+		})
+	}
+}
+
+// TestCalibrateTwoSample: calibrate --two-sample proposes a spec that loads (the reference by
+// path) and, given the shifted example stream as the alternative, prints and reports the power
+// curve with the chosen bandwidth, whose estimated power on the held-out half is high (the
+// example's shift is caught in every window).
+func TestCalibrateTwoSample(t *testing.T) {
+	dir := t.TempDir()
+	ex := filepath.Join("..", "..", "examples", "drift")
+	out, report := filepath.Join(dir, "spec.json"), filepath.Join(dir, "report.html")
+	var stdout, stderr strings.Builder
+	code := run(t.Context(), []string{"calibrate", "--two-sample", "--in", filepath.Join(ex, "reference.jsonl"),
+		"--alternative", filepath.Join(ex, "shifted.jsonl"), "--window", "300", "--out", out, "--report", report}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if _, err := spec.LoadSpec(out); err != nil {
+		t.Fatalf("the proposed spec does not load: %v", err)
+	}
+	if !strings.Contains(stdout.String(), "← best") {
+		t.Errorf("summary has no chosen bandwidth:\n%s", stdout.String())
+	}
+	page, err := os.ReadFile(report)
+	if err != nil || !strings.Contains(string(page), "Power curve") {
+		t.Errorf("report: %v, %d bytes without the power curve", err, len(page))
+	}
+	for _, line := range strings.Split(stdout.String(), "\n") {
+		if strings.Contains(line, "← best") {
+			var bw, ratio, mmd2, tt, power, check float64
+			if _, err := fmt.Sscan(line, &bw, &ratio, &mmd2, &tt, &power, &check); err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			if check < 0.9 {
+				t.Errorf("held-out power at the chosen bandwidth %.3f, want ≥ 0.9 (every example window is caught)", check)
+			}
+		}
+	}
+}

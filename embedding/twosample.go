@@ -1,0 +1,239 @@
+package embedding
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/spec"
+	"github.com/distfeat/distfeat/twosample"
+)
+
+// twoSampleFamily is a compiled `two_sample` family (docs/drift.md): a streaming two-sample
+// test of each window against the reference sample of the spec, by the twosample package.
+//
+// Compilation reads the reference file twice, in bounded memory: the first 1000 points
+// (normalised like the windows' points) give the moment features' centre and, unless the
+// family sets bandwidth, the median heuristic; then every point is summarised. Draws: the
+// frequencies with NewRNG(seed, name), the simulated null with NewRNG(seed, name+"/null").
+// Sines and cosines are numeric.Sincos. The sketch is the twosample.Window (point count and
+// fixed-point feature sums); the output is Result.Vector as float32:
+// [mmd2, statistic, p_value, n, T_mean, p_mean, T_mom, p_mom, T_rff, p_rff,
+// mmd2 of band 1 … band K].
+type twoSampleFamily struct {
+	ref   *twosample.Reference
+	alpha float64
+	cols  []Column
+}
+
+// TwoSampleColumns is the length of a two_sample family's vector for K bands.
+func TwoSampleColumns(bands int) int { return twoSampleFixed + bands }
+
+// twoSampleFixed is the number of values before the per-band MMD²s.
+const twoSampleFixed = 10
+
+// Positions of a two_sample vector's values (docs/drift.md).
+const (
+	// TwoSampleMMD2 is the index of the unbiased MMD² in a two_sample family's vector.
+	TwoSampleMMD2 = 0
+	// TwoSampleStatistic is the index of the aggregated statistic.
+	TwoSampleStatistic = 1
+	// TwoSamplePValue is the index of the test's p-value.
+	TwoSamplePValue = 2
+)
+
+// referencePilot is how many leading reference points give the centre and the median
+// heuristic (the median costs their pairwise distances).
+const referencePilot = 1000
+
+// compileTwoSample summarises the family's reference file.
+func compileTwoSample(sp *spec.Spec, idx int) (family, error) {
+	f := &sp.Families[idx]
+	fieldErr := func(err error) error {
+		return &spec.SpecError{Field: fmt.Sprintf("families[%d].reference", idx), Msg: err.Error()}
+	}
+	norm := referenceNormalizer(sp)
+	var pilot []float64
+	errEnough := errors.New("enough")
+	_, err := readReference(f.ReferenceFile, sp.Dim, norm, func(u []float64) error {
+		pilot = append(pilot, u...)
+		if len(pilot) >= referencePilot*sp.Dim {
+			return errEnough
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errEnough) {
+		return nil, fieldErr(err)
+	}
+	if len(pilot) == 0 {
+		return nil, fieldErr(fmt.Errorf("%s holds no points", f.ReferenceFile))
+	}
+	bw := f.Bandwidth
+	if bw == 0 {
+		if bw, err = twosample.MedianBandwidth(pilot, sp.Dim, referencePilot); err != nil {
+			return nil, fieldErr(fmt.Errorf("%s: %v; set the family's bandwidth", f.ReferenceFile, err))
+		}
+	}
+	fm, err := twosample.NewFeatureMap(twosample.Center(pilot, sp.Dim, referencePilot),
+		twosample.DyadicBandwidths(bw, f.Bands), f.Frequencies, NewRNG(sp.Seed, f.Name), numeric.Sincos)
+	if err != nil {
+		return nil, fieldErr(err)
+	}
+	b := fm.NewReferenceBuilder()
+	digest, err := readReference(f.ReferenceFile, sp.Dim, norm, func(u []float64) error {
+		b.Add(u)
+		return nil
+	})
+	if err != nil {
+		return nil, fieldErr(err)
+	}
+	if f.ReferenceDigest != "" && digest != f.ReferenceDigest {
+		return nil, fieldErr(fmt.Errorf("%s changed since the spec was loaded (its SHA-256 is now %s)", f.ReferenceFile, digest))
+	}
+	ref, err := b.Build(twosample.Config{Ridge: f.Ridge}, NewRNG(sp.Seed, f.Name+"/null"))
+	if err != nil {
+		return nil, fieldErr(fmt.Errorf("%s: %w", f.ReferenceFile, err))
+	}
+	return &twoSampleFamily{ref: ref, alpha: f.Alpha,
+		cols: []Column{{Name: f.Name, Family: f.Name, Len: TwoSampleColumns(f.Bands)}}}, nil
+}
+
+// referenceNormalizer maps a raw point into the unit cube as Embedder.Normalize does
+// (clipped, or an error under out_of_bounds "reject").
+func referenceNormalizer(sp *spec.Spec) func(x, u []float64) error {
+	return func(x, u []float64) error {
+		for j, v := range x {
+			lo, w := sp.Bounds.Lo[j], sp.Bounds.Hi[j]-sp.Bounds.Lo[j]
+			t := (v - lo) / w
+			if t < 0 || t > 1 {
+				if sp.OutOfBounds == "reject" {
+					return fmt.Errorf("coordinate %d: %v outside [%v, %v]: %w", j, v, lo, sp.Bounds.Hi[j], ErrOutOfBounds)
+				}
+				t = min(max(t, 0), 1)
+			}
+			u[j] = t
+		}
+		return nil
+	}
+}
+
+// referenceLine is one line of a reference file: a set in the format embed reads (only its
+// points matter).
+type referenceLine struct {
+	Set    *string         `json:"set"`
+	Points [][]float64     `json:"points"`
+	T      json.RawMessage `json:"t"`
+	End    json.RawMessage `json:"end"`
+}
+
+// readReference calls each with every point of the reference file, normalised, and returns
+// the file's SHA-256. Errors name the file and line. each may stop the reading by returning
+// an error (returned wrapped).
+func readReference(path string, dim int, norm func(x, u []float64) error, each func(u []float64) error) (string, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer file.Close()
+	h := sha256.New()
+	r := bufio.NewReaderSize(io.TeeReader(file, h), 1<<16)
+	u := make([]float64, dim)
+	for line := 1; ; line++ {
+		text, rerr := r.ReadBytes('\n')
+		if rerr != nil && rerr != io.EOF {
+			return "", fmt.Errorf("read %s: %w", path, rerr)
+		}
+		if t := bytes.TrimSpace(text); len(t) > 0 {
+			dec := json.NewDecoder(bytes.NewReader(t))
+			dec.DisallowUnknownFields()
+			var rec referenceLine
+			if err := dec.Decode(&rec); err != nil {
+				return "", fmt.Errorf("%s line %d: %v", path, line, err)
+			}
+			for p, x := range rec.Points {
+				if len(x) != dim {
+					return "", fmt.Errorf("%s line %d: point %d has %d coordinates, the spec's dim is %d", path, line, p, len(x), dim)
+				}
+				if err := norm(x, u); err != nil {
+					return "", fmt.Errorf("%s line %d: point %d: %w", path, line, p, err)
+				}
+				if err := each(u); err != nil {
+					return "", err
+				}
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func (t *twoSampleFamily) columns() []Column { return t.cols }
+
+func (t *twoSampleFamily) newSketch() familySketch {
+	return &twoSampleSketch{fam: t, w: t.ref.FeatureMap().NewWindow()}
+}
+
+// twoSampleSketch is one window's twosample.Window.
+type twoSampleSketch struct {
+	fam *twoSampleFamily
+	w   *twosample.Window
+}
+
+func (s *twoSampleSketch) add(u []float64, _ int) { s.w.Add(u) }
+
+func (s *twoSampleSketch) merge(other familySketch) {
+	if err := s.w.Merge(other.(*twoSampleSketch).w); err != nil {
+		panic("embedding: two_sample merge: " + err.Error()) // same compiled spec: unreachable
+	}
+}
+
+func (s *twoSampleSketch) reset() { s.w.Reset() }
+
+func (s *twoSampleSketch) sizeBytes() int { return s.w.SizeBytes() + 16 }
+
+// addNanos: one sincos and a few operations per frequency, and the moment features.
+func (s *twoSampleSketch) addNanos() float64 {
+	fm := s.fam.ref.FeatureMap()
+	return 8 * float64(fm.Features())
+}
+
+func (s *twoSampleSketch) finalize(_ int64, out [][]float32) {
+	res, err := s.fam.ref.Test(s.w)
+	if err != nil {
+		panic("embedding: two_sample test: " + err.Error()) // same compiled spec: unreachable
+	}
+	for i, v := range res.Vector() {
+		out[0][i] = float32(v)
+	}
+}
+
+// DriftColumn locates a two_sample family's vector among an Embedder's columns.
+type DriftColumn struct {
+	// Column is the index in Columns (and in each finalised window's vectors).
+	Column int
+	// Family is the family's name.
+	Family string
+	// Alpha is the family's flagging level.
+	Alpha float64
+}
+
+// DriftColumns lists the embedder's two_sample families; a window's p-value is
+// vectors[c.Column][TwoSamplePValue].
+func (e *Embedder) DriftColumns() []DriftColumn {
+	var out []DriftColumn
+	for i, f := range e.fams {
+		if t, ok := f.(*twoSampleFamily); ok {
+			out = append(out, DriftColumn{Column: e.colsOf[i][0], Family: e.names[i], Alpha: t.alpha})
+		}
+	}
+	return out
+}

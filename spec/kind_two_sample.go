@@ -1,0 +1,43 @@
+package spec
+
+import "fmt"
+
+// Defaults and limits of the two_sample kind (docs/drift.md).
+const (
+	defaultTwoSampleBands       = 5
+	defaultTwoSampleFrequencies = 20
+	defaultTwoSampleRidge       = 0.05
+	defaultTwoSampleAlpha       = 0.05
+	// maxTwoSampleFeatures bounds D = 2·dim + 2·bands·frequencies: the reference summary
+	// holds about 5·D² float64 (40 MiB at the limit).
+	maxTwoSampleFeatures = 1024
+)
+
+// twoSampleKind: a streaming two-sample test of each window against a reference sample.
+var twoSampleKind = kindDef{
+	name: KindTwoSample,
+	doc:  "two-sample test against a reference",
+	fields: []use{
+		{field: "reference", role: roleRequired},
+		{field: "bandwidth", role: roleOption, def: defaultValue{of: func(int, *Family) any { return 0.0 },
+			doc: "the median heuristic: the median distance between the reference's first 1000 points"}},
+		{field: "bands", role: roleDefault, def: fixed(defaultTwoSampleBands)},
+		{field: "frequencies", role: roleDefault, def: fixed(defaultTwoSampleFrequencies)},
+		{field: "ridge", role: roleDefault, def: fixed(defaultTwoSampleRidge)},
+		{field: "alpha", role: roleDefault, def: fixed(defaultTwoSampleAlpha)},
+	},
+	check: func(s *Spec, i int) error {
+		f := &s.Families[i]
+		if d := 2*s.Dim + 2*f.Bands*f.Frequencies; d > maxTwoSampleFeatures {
+			return familyErr(i, "frequencies", "2·dim + 2·bands·frequencies = %d features (limit %d); lower bands or frequencies", d, maxTwoSampleFeatures)
+		}
+		if f.ReferenceDigest == "" {
+			return familyErr(i, "reference", "%s", fmt.Sprintf("file %q not resolved (a Spec built in Go must call ResolveReferences)", f.Reference))
+		}
+		return nil
+	},
+	extraColumns: nil,
+	rules: []string{
+		"two_sample: 2·dim + 2·bands·frequencies ≤ 1024; the reference file must exist and not be empty",
+	},
+}

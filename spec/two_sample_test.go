@@ -1,0 +1,54 @@
+package spec
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestTwoSampleReferenceInSpecID: a two_sample family's spec_id follows its reference's
+// content, not its path; relative paths are relative to the spec file's directory.
+func TestTwoSampleReferenceInSpecID(t *testing.T) {
+	dir := t.TempDir()
+	write := func(path, content string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ref := `{"points": [[0.1, 0.2], [0.3, 0.4]]}` + "\n"
+	write(filepath.Join(dir, "a", "ref.jsonl"), ref)
+	write(filepath.Join(dir, "b", "data", "other.jsonl"), ref)
+	write(filepath.Join(dir, "c", "ref.jsonl"), ref+`{"points": [[0.5, 0.5]]}`+"\n")
+	load := func(specDir, refPath string) *Spec {
+		t.Helper()
+		p := filepath.Join(dir, specDir, "spec.json")
+		write(p, `{"dim": 2, "families": [{"name": "drift", "kind": "two_sample", "reference": "`+refPath+`"}]}`)
+		s, err := LoadSpec(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a, b, c := load("a", "ref.jsonl"), load("b", "data/other.jsonl"), load("c", "ref.jsonl")
+	if a.ID() != b.ID() {
+		t.Errorf("same reference content at two paths: spec_ids %s and %s differ", a.ID(), b.ID())
+	}
+	if a.ID() == c.ID() {
+		t.Errorf("different reference content: same spec_id %s", a.ID())
+	}
+	if want := filepath.Join(dir, "b", "data", "other.jsonl"); b.Families[0].ReferenceFile != want {
+		t.Errorf("reference resolved to %s, want %s (relative to the spec file)", b.Families[0].ReferenceFile, want)
+	}
+	if !strings.Contains(string(a.CanonicalJSON()), `"reference":"sha256:`) || strings.Contains(string(a.CanonicalJSON()), "ref.jsonl") {
+		t.Errorf("canonical JSON %s: want the reference's digest, not its path", a.CanonicalJSON())
+	}
+	_, err := ParseSpec([]byte(`{"dim": 2, "families": [{"name": "drift", "kind": "two_sample", "reference": "` + filepath.Join(dir, "nope.jsonl") + `"}]}`))
+	if err == nil || !strings.Contains(err.Error(), "families[0].reference") || !strings.Contains(err.Error(), "nope.jsonl") {
+		t.Errorf("missing reference: error %v, want one naming families[0].reference and the file", err)
+	}
+}

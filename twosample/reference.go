@@ -1,0 +1,414 @@
+package twosample
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Config holds the test's calibration settings; the zero value means the defaults.
+type Config struct {
+	// Ridge is λ of T_rff, relative to the features' correlation matrix (default 0.05).
+	Ridge float64
+	// NullDraws is the number of simulated null vectors (default 4000): the p-values'
+	// resolution is 1/(NullDraws+1).
+	NullDraws int
+	// Weights are the aggregation weights of T_mean, T_mom and T_rff (default
+	// DefaultWeights); they are normalised to sum to 1.
+	Weights [3]float64
+}
+
+// Defaults of Config.
+const (
+	DefaultRidge     = 0.05
+	DefaultNullDraws = 4000
+)
+
+// DefaultWeights are the default aggregation weights of T_mean, T_mom and T_rff: a mean
+// shift is the commonest drift and T_mean its most powerful test, so it gets slightly
+// more weight than T_rff (the omnibus statistic, which carries the blobs' and the
+// spread's power); T_mom, whose spread information T_rff also sees, gets little. In an
+// earlier 100-window power study (ridge 0.01), equal weights gave mean-shift power 0.55 and
+// (0.45, 0.1, 0.45) 0.57 against the median-heuristic oracle's 0.58, with blobs at 0.97
+// both times; docs/drift.md has the table of the defaults.
+var DefaultWeights = [3]float64{0.5, 0.05, 0.45}
+
+// MinReferencePoints is the fewest reference points Build accepts.
+const MinReferencePoints = 50
+
+// ErrReference is wrapped by Build's errors about the reference sample.
+var ErrReference = errors.New("twosample: unusable reference")
+
+func (c Config) withDefaults() (Config, error) {
+	if c.Ridge == 0 {
+		c.Ridge = DefaultRidge
+	}
+	if c.NullDraws == 0 {
+		c.NullDraws = DefaultNullDraws
+	}
+	if c.Weights == [3]float64{} {
+		c.Weights = DefaultWeights
+	}
+	switch {
+	case !(c.Ridge > 0) || math.IsInf(c.Ridge, 0):
+		return c, fmt.Errorf("ridge %v: need a positive finite value: %w", c.Ridge, ErrConfig)
+	case c.NullDraws < 100:
+		return c, fmt.Errorf("null draws %d: need at least 100: %w", c.NullDraws, ErrConfig)
+	}
+	total := 0.0
+	for i, w := range c.Weights {
+		if !(w >= 0) || math.IsInf(w, 0) {
+			return c, fmt.Errorf("weight %d is %v: need a non-negative finite value: %w", i, w, ErrConfig)
+		}
+		total += w
+	}
+	if !(total > 0) {
+		return c, fmt.Errorf("weights are all zero: %w", ErrConfig)
+	}
+	for i := range c.Weights {
+		c.Weights[i] /= total
+	}
+	return c, nil
+}
+
+// part is the fixed-point sums of one part of the reference: Σφ and the lower triangle
+// of Σφφᵀ (row i holds i+1 entries).
+type part struct {
+	n     int64
+	sum   []int64
+	cross []int64
+}
+
+// ReferenceBuilder summarises a reference sample point by point, in O(D²) memory
+// whatever its size (points 0, 1, 2 of every 10 go to part A, the others to part B;
+// package doc).
+type ReferenceBuilder struct {
+	fm     *FeatureMap
+	next   int64
+	parts  [2]part
+	phi    []float64
+	sample []float64 // the first kurtosisSample points of part B (small-sample correction)
+}
+
+// kurtosisSample is how many of part B's points are kept to estimate the statistics'
+// excess variance at small windows (Reference.Test).
+const kurtosisSample = 4096
+
+// NewReferenceBuilder returns an empty builder for the feature map.
+func (fm *FeatureMap) NewReferenceBuilder() *ReferenceBuilder {
+	D := fm.Features()
+	b := &ReferenceBuilder{fm: fm, phi: make([]float64, D)}
+	for i := range b.parts {
+		b.parts[i] = part{sum: make([]int64, D), cross: make([]int64, D*(D+1)/2)}
+	}
+	return b
+}
+
+// Add accumulates reference points u (row-major, u ∈ [0,1]^d). It panics if len(u) is not
+// whole points or a part would exceed MaxPoints.
+func (b *ReferenceBuilder) Add(u []float64) {
+	d := b.fm.dim
+	if len(u)%d != 0 {
+		panic(fmt.Sprintf("twosample: ReferenceBuilder.Add: %d values are not whole points of dim %d", len(u), d))
+	}
+	for i := 0; i < len(u); i += d {
+		p := &b.parts[1]
+		if b.next%10 < 3 {
+			p = &b.parts[0]
+		} else if p.n < kurtosisSample {
+			b.sample = append(b.sample, u[i:i+d]...)
+		}
+		if p.n == MaxPoints {
+			panic(fmt.Sprintf("twosample: ReferenceBuilder.Add: a reference may hold at most about %d points", int64(MaxPoints)))
+		}
+		b.fm.Eval(u[i:i+d], b.phi)
+		c := 0
+		for r, x := range b.phi {
+			p.sum[r] += toFixed(x)
+			for _, y := range b.phi[:r+1] {
+				p.cross[c] += toFixed(float64(x * y))
+				c++
+			}
+		}
+		p.n++
+		b.next++
+	}
+}
+
+// Count is the number of points added.
+func (b *ReferenceBuilder) Count() int64 { return b.next }
+
+// moments returns the part's mean and covariance (D×D, row-major, both triangles).
+func (p *part) moments(D int) (mean, cov []float64) {
+	n := float64(p.n)
+	mean = make([]float64, D)
+	for i, s := range p.sum {
+		mean[i] = fromFixed(s) / n
+	}
+	cov = make([]float64, D*D)
+	c := 0
+	for i := 0; i < D; i++ {
+		for j := 0; j <= i; j++ {
+			v := (fromFixed(p.cross[c]) - float64(n*float64(mean[i]*mean[j]))) / (n - 1)
+			cov[i*D+j], cov[j*D+i] = v, v
+			c++
+		}
+	}
+	return mean, cov
+}
+
+// Reference is a summarised reference sample with its simulated null distribution; it is
+// read-only and safe for concurrent use.
+type Reference struct {
+	fm     *FeatureMap
+	cfg    Config
+	m, mB  int64
+	meanR  []float64 // full reference mean (MMD²)
+	meanB  []float64 // part B mean (the statistics' centre)
+	scale  []float64 // part A's standard deviations (floored)
+	lMean  []float64 // Cholesky factors of the whitenings: d, 2d and D square
+	lMom   []float64
+	lRFF   []float64
+	nulls  [3][]float64 // ascending simulated T_mean, T_mom, T_rff
+	nullQ  []float64    // ascending simulated min_k p_k/w_k
+	nullE  [3]float64   // mean and variance of the simulated statistics
+	nullV  [3]float64
+	trueV  [3]float64 // the statistics' Gaussian variance with the true covariance (estimated)
+	excess [3]float64 // κ_k: excess variance of one point's quadratic form over the Gaussian's
+	zBand2 []float64  // |z̄_R|² of the full reference per band (MMD²)
+}
+
+// scaleFloor is the smallest standard deviation a feature is given when standardised. The
+// covariance comes from fixed-point sums, exact to about 2⁻³³ ≈ 1.2e-10 per entry; divided by
+// s_i·s_j, that error must stay far below the ridge for the whitening to be positive
+// definite: with D ≤ 1024 features and s ≥ 2e-3 a row's errors sum to at most
+// 1024·1.2e-10/4e-6 ≈ 0.031, below the default ridge 0.05 (Gershgorin). A feature that is
+// (nearly) constant in the reference is compared with weight 1/floor² = 2.5e5, so a window in
+// which it moves by more than a few floors is flagged.
+const scaleFloor = 2e-3
+
+// momentRidge regularises the small whitenings of T_mean and T_mom (correlation scale):
+// they are well conditioned unless coordinates are collinear.
+const momentRidge = 1e-3
+
+// Build finalises the summary: the whitenings from part A and the null distribution from
+// part B with NullDraws draws of src (the frozen RNG). The builder is unchanged.
+func (b *ReferenceBuilder) Build(cfg Config, src NormalSource) (*Reference, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if b.next < MinReferencePoints {
+		return nil, fmt.Errorf("%d points: need at least %d: %w", b.next, MinReferencePoints, ErrReference)
+	}
+	fm := b.fm
+	D, d := fm.Features(), fm.dim
+	_, covA := b.parts[0].moments(D)
+	meanB, covB := b.parts[1].moments(D)
+	r := &Reference{fm: fm, cfg: cfg, m: b.next, mB: b.parts[1].n, meanB: meanB}
+	r.meanR = make([]float64, D)
+	for i := range r.meanR {
+		r.meanR[i] = fromFixed(b.parts[0].sum[i]+b.parts[1].sum[i]) / float64(r.m)
+	}
+	r.scale = make([]float64, D)
+	for i := range r.scale {
+		r.scale[i] = max(math.Sqrt(max(covA[i*D+i], 0)), scaleFloor)
+	}
+	corr := func(k int, ridge float64) []float64 {
+		c := make([]float64, k*k)
+		for i := 0; i < k; i++ {
+			for j := 0; j < k; j++ {
+				c[i*k+j] = covA[i*D+j] / float64(r.scale[i]*r.scale[j])
+			}
+			c[i*k+i] += ridge
+		}
+		return c
+	}
+	// A whitening that is not positive definite (rounding in a nearly singular correlation
+	// matrix) is retried with ten times the ridge, up to 10⁴ times it.
+	whiten := func(k int, ridge float64) ([]float64, error) {
+		var err error
+		for range 5 {
+			var l []float64
+			if l, err = cholesky(corr(k, ridge), k); err == nil {
+				return l, nil
+			}
+			ridge *= 10
+		}
+		return nil, err
+	}
+	if r.lMean, err = whiten(d, momentRidge); err != nil {
+		return nil, fmt.Errorf("mean whitening: %v: %w", err, ErrReference)
+	}
+	if r.lMom, err = whiten(2*d, momentRidge); err != nil {
+		return nil, fmt.Errorf("moment whitening: %v: %w", err, ErrReference)
+	}
+	if r.lRFF, err = whiten(D, cfg.Ridge); err != nil {
+		return nil, fmt.Errorf("feature whitening: %v: %w", err, ErrReference)
+	}
+	lB, err := factorPSD(covB, D)
+	if err != nil {
+		return nil, fmt.Errorf("null covariance: %v: %w", err, ErrReference)
+	}
+	r.simulateNull(lB, src)
+	r.estimateExcess(b.sample)
+	r.zBand2 = r.rffNorms(r.meanR)
+	return r, nil
+}
+
+// factorPSD factors the covariance a + εI, with ε = 10⁻¹⁰ of its mean diagonal grown ten
+// times at a time until the factorisation succeeds: a covariance of bounded features may
+// be singular (collinear features), and a jitter far below the features' variance changes
+// the simulated null imperceptibly.
+func factorPSD(a []float64, n int) ([]float64, error) {
+	tr := 0.0
+	for i := 0; i < n; i++ {
+		tr += a[i*n+i]
+	}
+	eps := max(tr/float64(n), 1e-300) * 1e-10
+	j := slices.Clone(a)
+	for range 12 {
+		for i := 0; i < n; i++ {
+			j[i*n+i] = a[i*n+i] + eps
+		}
+		l, err := cholesky(j, n)
+		if err == nil {
+			return l, nil
+		}
+		eps *= 10
+	}
+	return nil, errors.New("covariance is not positive semidefinite")
+}
+
+// statistics computes T_mean, T_mom and T_rff of the scaled difference g, using y and s
+// (len D) as workspace.
+func (r *Reference) statistics(g, y, s []float64) [3]float64 {
+	d, D := r.fm.dim, r.fm.Features()
+	for i, v := range g {
+		s[i] = v / r.scale[i]
+	}
+	return [3]float64{
+		forwardNorm2(r.lMean, d, s, y),
+		forwardNorm2(r.lMom, 2*d, s, y),
+		forwardNorm2(r.lRFF, D, s, y),
+	}
+}
+
+// pk is the p-value of the statistic t against the ascending null sample: (1 + #{null ≥
+// t})/(B + 1).
+func pk(null []float64, t float64) float64 {
+	i, _ := slices.BinarySearch(null, t)
+	return float64(1+len(null)-i) / float64(len(null)+1)
+}
+
+// minQ is min_k p_k/w_k over the statistics with positive weight.
+func (r *Reference) minQ(p [3]float64) float64 {
+	q := math.Inf(1)
+	for k, w := range r.cfg.Weights {
+		if w > 0 {
+			q = min(q, p[k]/w)
+		}
+	}
+	return q
+}
+
+// simulateNull draws the null sample: g = L_B·z, z ~ N(0, I).
+func (r *Reference) simulateNull(lB []float64, src NormalSource) {
+	D, B := r.fm.Features(), r.cfg.NullDraws
+	z, g, y, s := make([]float64, D), make([]float64, D), make([]float64, D), make([]float64, D)
+	ts := make([][3]float64, B)
+	for k := range r.nulls {
+		r.nulls[k] = make([]float64, B)
+	}
+	for b := range B {
+		for i := range z {
+			z[i] = src.Normal()
+		}
+		lowerMul(lB, D, z, g)
+		ts[b] = r.statistics(g, y, s)
+		for k := range r.nulls {
+			r.nulls[k][b] = ts[b][k]
+		}
+	}
+	for k := range r.nulls {
+		mean, v := 0.0, 0.0
+		for _, x := range r.nulls[k] {
+			mean += x
+		}
+		mean /= float64(B)
+		for _, x := range r.nulls[k] {
+			v += float64((x - mean) * (x - mean))
+		}
+		r.nullE[k], r.nullV[k] = mean, v/float64(B-1)
+		// The draws use Σ_B, an estimate from m_B points: E[2tr((MΣ_B)²)] =
+		// 2tr((MΣ)²)(1 + 1/m_B) + 2tr(MΣ)²/m_B (Wishart moments), so the simulated variance
+		// exceeds the statistic's by about the effective degrees of freedom over m_B; the
+		// true variance is estimated by inverting that (Reference.Test matches it).
+		mB := float64(r.mB)
+		r.trueV[k] = max((r.nullV[k]-float64(2*float64(mean*mean))/mB)/(1+1/mB), r.nullV[k]/4)
+		slices.Sort(r.nulls[k])
+	}
+	r.nullQ = make([]float64, B)
+	for b, t := range ts {
+		var p [3]float64
+		for k := range p {
+			// #{null ≥ t}/(B+1) counts the draw itself: the draw's p-value against the others.
+			p[k] = pk(r.nulls[k], t[k]) - 1/float64(B+1)
+		}
+		r.nullQ[b] = r.minQ(p)
+	}
+	slices.Sort(r.nullQ)
+}
+
+// estimateExcess estimates, for each statistic, κ_k = Var(yᵀM_k y) − 2tr((M_kΣ)²) for one
+// point's centred features y (sample: part B's first points), the term by which the
+// variance of the statistic of an n-point window exceeds the Gaussian one, κ_k/n
+// (Reference.Test). 2tr((M_kΣ)²) is the variance of the simulated null statistics.
+func (r *Reference) estimateExcess(sample []float64) {
+	d, D := r.fm.dim, r.fm.Features()
+	phi, y, w1, w2 := make([]float64, D), make([]float64, D), make([]float64, D), make([]float64, D)
+	n := len(sample) / d
+	var sum, sum2 [3]float64
+	for i := 0; i < n; i++ {
+		r.fm.Eval(sample[i*d:(i+1)*d], phi)
+		for j := range y {
+			y[j] = phi[j] - r.meanB[j]
+		}
+		t := r.statistics(y, w1, w2)
+		for k, v := range t {
+			sum[k] += v
+			sum2[k] += float64(v * v)
+		}
+	}
+	if n < 2 {
+		return
+	}
+	for k := range r.excess {
+		mean := sum[k] / float64(n)
+		v := (sum2[k] - float64(float64(n)*float64(mean*mean))) / float64(n-1)
+		r.excess[k] = v - r.trueV[k]
+	}
+}
+
+// rffNorms returns, for the feature means mu, the squared norms |z̄|² of the normalised
+// random Fourier features (z = φ/√F per band, so |z(u)| = 1) per band (the kernel of the
+// MMD² is the average of the bands' Gaussian kernels).
+func (r *Reference) rffNorms(mu []float64) (band []float64) {
+	K, F, o := r.fm.Bands(), r.fm.freqs, r.fm.moments()
+	band = make([]float64, K)
+	for k := range K {
+		s := 0.0
+		for _, v := range mu[o+2*F*k : o+2*F*(k+1)] {
+			s += float64(v * v)
+		}
+		band[k] = s / float64(F)
+	}
+	return band
+}
+
+// Points is the number of reference points.
+func (r *Reference) Points() int64 { return r.m }
+
+// FeatureMap is the reference's feature map (windows must come from it).
+func (r *Reference) FeatureMap() *FeatureMap { return r.fm }
