@@ -217,11 +217,11 @@ func Calibrate(ctx context.Context, sets []Set, dim int, base *spec.Spec, opts O
 		return nil, err
 	}
 	// Round trip through the strict parser: the written spec must be exactly what loads.
-	spec, err := spec.ParseSpec(tmpl.CanonicalJSON())
+	proposed, err := spec.ParseSpec(tmpl.CanonicalJSON())
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: proposed spec does not validate: %w", err)
 	}
-	res.Spec = spec
+	res.Spec = proposed
 	return res, nil
 }
 

@@ -639,12 +639,17 @@ func (c *calibration) l2Basis(i int) (func([]float64) float64, *l2Grids, error) 
 	return func(x []float64) float64 { return truthR2(x, ref.full, dC, dRef, 0.25, 0.25) }, &l2Grids{full, a, b}, nil
 }
 
+// oneFamilyEmbedder compiles a spec of the proposal's seed, dim and bounds with the one family
+// f. It takes the proposal's version: that decides the projection (and mmd method) a family
+// without one gets.
+func (c *calibration) oneFamilyEmbedder(f spec.Family) (*embedding.Embedder, error) {
+	return embedding.New(&spec.Spec{Version: c.spec.Version, Seed: c.spec.Seed, Dim: c.spec.Dim, Bounds: c.spec.Bounds, OutOfBounds: "clip", Families: []spec.Family{f}})
+}
+
 // embedColumn embeds every sampled set (its sub-sample when sub) with a one-family spec
 // and returns the named column.
 func (c *calibration) embedColumn(f spec.Family, col string, sub bool) ([][]float32, error) {
-	// The proposal's version: it decides the projection a family without one gets.
-	spec := &spec.Spec{Version: c.spec.Version, Seed: c.spec.Seed, Dim: c.spec.Dim, Bounds: c.spec.Bounds, OutOfBounds: "clip", Families: []spec.Family{f}}
-	emb, err := embedding.New(spec)
+	emb, err := c.oneFamilyEmbedder(f)
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: family %s: %w", f.Name, err)
 	}

@@ -3,7 +3,6 @@ package calibrate
 import (
 	"fmt"
 
-	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/spec"
 )
 
@@ -28,8 +27,7 @@ type hddEval struct {
 // embedFamily embeds every sampled set (full, and halves A and B when halves) with the
 // one-family spec f and returns the named columns (nil entries for absent columns).
 func (c *calibration) embedFamily(f spec.Family, halves bool, cols ...string) (full, a, b [][][]float32, err error) {
-	spec := &spec.Spec{Version: c.spec.Version, Seed: c.spec.Seed, Dim: c.spec.Dim, Bounds: c.spec.Bounds, OutOfBounds: "clip", Families: []spec.Family{f}}
-	emb, err := embedding.New(spec)
+	emb, err := c.oneFamilyEmbedder(f)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("calibrate: family %s: %w", f.Name, err)
 	}
@@ -59,8 +57,7 @@ func (c *calibration) embedFamily(f spec.Family, halves bool, cols ...string) (f
 	// The halves need only the coefficient vectors: the smallest random stage.
 	if f.Features > 2 {
 		f.Features = 2
-		spec.Families[0] = f
-		if emb, err = embedding.New(spec); err != nil {
+		if emb, err = c.oneFamilyEmbedder(f); err != nil {
 			return nil, nil, nil, fmt.Errorf("calibrate: family %s: %w", f.Name, err)
 		}
 	}

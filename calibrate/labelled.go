@@ -70,8 +70,7 @@ func newLabelled(sets []Set, seed uint64, maxSets int) *labelled {
 // accuracy embeds the labelled sets with the one-family spec f and returns the
 // cross-validated accuracy of ridge on column col, and the vectors.
 func (c *calibration) accuracy(f spec.Family, col string) (float64, [][]float32, error) {
-	spec := &spec.Spec{Version: c.spec.Version, Seed: c.spec.Seed, Dim: c.spec.Dim, Bounds: c.spec.Bounds, OutOfBounds: "clip", Families: []spec.Family{f}}
-	emb, err := embedding.New(spec)
+	emb, err := c.oneFamilyEmbedder(f)
 	if err != nil {
 		return 0, nil, fmt.Errorf("calibrate: family %s: %w", f.Name, err)
 	}
