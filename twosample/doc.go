@@ -51,15 +51,26 @@
 //
 // # Null distribution and p-values
 //
-// Under H0 the statistics are quadratic forms of one Gaussian vector g ~ N(0, Σ). At start
-// the reference simulates NullDraws vectors g ~ N(0, Σ_B) (Σ_B from part B, independent of
-// part A's whitening) with the frozen random number generator and computes the three
-// statistics of each: their empirical distributions are the null. A window's p-value per
-// statistic is p_k = (1 + #{null T_k ≥ T_k})/(NullDraws + 1), and the test's p-value is
-// that of the weighted minimum min_k p_k/w_k against the same simulated draws (the
-// aggregation of MMDAgg, Schrab et al. 2023, with a Gaussian null from the reference in
-// place of permutations): it is exact for the simulated null, so it is uniform under H0 up
-// to the Gaussian approximation of the window mean and the resolution 1/(NullDraws+1).
+// Under H0 the statistics are quadratic forms of g, which is approximately Gaussian for
+// large windows but skewed for small ones (the features are bounded and skewed). At start
+// the reference simulates the null once, at several window sizes:
+//
+//   - the large-window limit: NullDraws vectors g ~ N(0, Σ_B) (Σ_B from part B, independent
+//     of part A's whitening) drawn with the frozen random number generator;
+//   - windows of 400, 200, 100 and 50 points: NullDraws bootstrap windows each, resampled
+//     from part B's first 4096 points (blocks of 50 points drawn with replacement, then
+//     windows of blocks), whose g carries the features' real skewness and kurtosis.
+//
+// The statistics of each simulated draw make that size's null. A window of n points is
+// compared with the nulls around n/s² (s = (1/n)/(1/n + 1/m_B), the window's share of g's
+// variance: the rest, from part B's mean, is nearly Gaussian) and its p-values are
+// interpolated linearly in 1/n between them. Against one null, a statistic's p-value is
+// p_k = (1 + #{null T_k ≥ T_k})/(NullDraws + 1), and the test's p-value is that of the
+// weighted minimum min_k p_k/w_k against the same simulated draws (the aggregation of
+// MMDAgg, Schrab et al. 2023, with a null simulated from the reference in place of
+// permutations). Each simulated covariance is an estimate, which widens the simulated
+// statistics by about their degrees of freedom over the estimate's points; the window's
+// statistic is stretched about the null mean by the same factor (Wishart moments).
 //
 // # Determinism
 //

@@ -88,12 +88,12 @@ type ReferenceBuilder struct {
 	next   int64
 	parts  [2]part
 	phi    []float64
-	sample []float64 // the first kurtosisSample points of part B (small-sample correction)
+	sample []float64 // the first bootstrapSample points of part B (small-window nulls)
 }
 
-// kurtosisSample is how many of part B's points are kept to estimate the statistics'
-// excess variance at small windows (Reference.Test).
-const kurtosisSample = 4096
+// bootstrapSample is how many of part B's points are kept to simulate the null of small
+// windows by resampling (Reference.Test).
+const bootstrapSample = 4096
 
 // NewReferenceBuilder returns an empty builder for the feature map.
 func (fm *FeatureMap) NewReferenceBuilder() *ReferenceBuilder {
@@ -116,7 +116,7 @@ func (b *ReferenceBuilder) Add(u []float64) {
 		p := &b.parts[1]
 		if b.next%10 < 3 {
 			p = &b.parts[0]
-		} else if p.n < kurtosisSample {
+		} else if p.n < bootstrapSample {
 			b.sample = append(b.sample, u[i:i+d]...)
 		}
 		if p.n == MaxPoints {
@@ -158,7 +158,7 @@ func (p *part) moments(D int) (mean, cov []float64) {
 	return mean, cov
 }
 
-// Reference is a summarised reference sample with its simulated null distribution; it is
+// Reference is a summarised reference sample with its simulated null distributions; it is
 // read-only and safe for concurrent use.
 type Reference struct {
 	fm     *FeatureMap
@@ -170,14 +170,25 @@ type Reference struct {
 	lMean  []float64 // Cholesky factors of the whitenings: d, 2d and D square
 	lMom   []float64
 	lRFF   []float64
-	nulls  [3][]float64 // ascending simulated T_mean, T_mom, T_rff
-	nullQ  []float64    // ascending simulated min_k p_k/w_k
-	nullE  [3]float64   // mean and variance of the simulated statistics
-	nullV  [3]float64
-	trueV  [3]float64 // the statistics' Gaussian variance with the true covariance (estimated)
-	excess [3]float64 // κ_k: excess variance of one point's quadratic form over the Gaussian's
-	zBand2 []float64  // |z̄_R|² of the full reference per band (MMD²)
+	nulls  []nullSet // by increasing inv: the Gaussian limit, then bootstrap window sizes
+	zBand2 []float64 // |z̄_R|² of the full reference per band (MMD²)
 }
+
+// nullSet is the simulated null distribution of the statistics for windows of one size.
+type nullSet struct {
+	inv     float64      // 1/n of the windows it describes (0: the Gaussian limit n → ∞)
+	t       [3][]float64 // ascending simulated T_mean, T_mom, T_rff
+	q       []float64    // ascending simulated min_k p_k/w_k
+	mean    [3]float64   // mean of the simulated statistics
+	stretch [3]float64   // √(V_sim/V_true): the covariance-estimation correction (Reference.Test)
+}
+
+// bootstrapSizes are the window sizes whose null is simulated by resampling part B (the
+// package doc); each is a whole number of bootstrapBlock-point blocks.
+var bootstrapSizes = [...]int{400, 200, 100, 50}
+
+// bootstrapBlock is the size of the resampled blocks the bootstrap windows are made of.
+const bootstrapBlock = 50
 
 // scaleFloor is the smallest standard deviation a feature is given when standardised. The
 // covariance comes from fixed-point sums, exact to about 2⁻³³ ≈ 1.2e-10 per entry; divided by
@@ -252,7 +263,7 @@ func (b *ReferenceBuilder) Build(cfg Config, src NormalSource) (*Reference, erro
 		return nil, fmt.Errorf("null covariance: %v: %w", err, ErrReference)
 	}
 	r.simulateNull(lB, src)
-	r.estimateExcess(b.sample)
+	r.bootstrapNulls(b.sample, src)
 	r.zBand2 = r.rffNorms(r.meanR)
 	return r, nil
 }
@@ -313,82 +324,151 @@ func (r *Reference) minQ(p [3]float64) float64 {
 	return q
 }
 
-// simulateNull draws the null sample: g = L_B·z, z ~ N(0, I).
+// simulateNull draws the large-window null: g = L_B·z, z ~ N(0, I).
 func (r *Reference) simulateNull(lB []float64, src NormalSource) {
 	D, B := r.fm.Features(), r.cfg.NullDraws
 	z, g, y, s := make([]float64, D), make([]float64, D), make([]float64, D), make([]float64, D)
 	ts := make([][3]float64, B)
-	for k := range r.nulls {
-		r.nulls[k] = make([]float64, B)
-	}
 	for b := range B {
 		for i := range z {
 			z[i] = src.Normal()
 		}
 		lowerMul(lB, D, z, g)
 		ts[b] = r.statistics(g, y, s)
-		for k := range r.nulls {
-			r.nulls[k][b] = ts[b][k]
+	}
+	r.nulls = append(r.nulls, r.nullSet(0, ts, float64(r.mB)))
+}
+
+// bootstrapNulls simulates the null of windows of bootstrapSizes points by resampling the
+// sample (part B's first points, not used by the whitenings): NullDraws blocks of
+// bootstrapBlock points drawn with replacement, then for each size NullDraws windows made
+// of size/bootstrapBlock blocks drawn with replacement, each window's
+// g = √n·(mean − sample mean). These nulls carry the features' real skewness and kurtosis
+// at small windows, which the Gaussian draws do not. The whitenings are linear, so each
+// block is whitened once and a window's whitened g is the mean of its blocks' times √n:
+// O(D) per simulated window. Indices come from the bits of src's draws (index below).
+func (r *Reference) bootstrapNulls(sample []float64, src NormalSource) {
+	d, D, B := r.fm.dim, r.fm.Features(), r.cfg.NullDraws
+	ns := len(sample) / d
+	if ns < 2 {
+		return
+	}
+	// The sample's features, in fixed point (sums of them are exact and order-free).
+	feat := make([]int64, ns*D)
+	phi := make([]float64, D)
+	total := make([]int64, D)
+	for i := range ns {
+		r.fm.Eval(sample[i*d:(i+1)*d], phi)
+		for j, v := range phi {
+			f := toFixed(v)
+			feat[i*D+j] = f
+			total[j] += f
 		}
 	}
-	for k := range r.nulls {
+	mu := make([]float64, D)
+	for j, s := range total {
+		mu[j] = fromFixed(s) / float64(ns)
+	}
+	// index draws a uniform integer in [0, k) from 32 mantissa bits of a normal draw
+	// (their distribution is uniform to far better than the bootstrap's own noise).
+	index := func(k int) int {
+		bits := math.Float64bits(src.Normal()) >> 12 & (1<<32 - 1)
+		return int(bits * uint64(k) >> 32)
+	}
+	// Each block's whitened standardised mean deviation, [mean d | mom 2d | rff D].
+	W := 3*d + D
+	white := make([]float64, B*W)
+	sum, x := make([]int64, D), make([]float64, D)
+	for b := range B {
+		clear(sum)
+		for range bootstrapBlock {
+			i := index(ns)
+			for j, f := range feat[i*D : (i+1)*D] {
+				sum[j] += f
+			}
+		}
+		for j, v := range sum {
+			x[j] = float64(fromFixed(v)/bootstrapBlock-mu[j]) / r.scale[j]
+		}
+		y := white[b*W : (b+1)*W]
+		forwardNorm2(r.lMean, d, x, y[:d])
+		forwardNorm2(r.lMom, 2*d, x, y[d:3*d])
+		forwardNorm2(r.lRFF, D, x, y[3*d:])
+	}
+	acc := make([]float64, W)
+	ts := make([][3]float64, B)
+	for _, size := range bootstrapSizes {
+		J := size / bootstrapBlock
+		// T = n·|mean of the J blocks' whitened vectors|² = (n/J²)·|Σ|².
+		f := float64(size) / float64(J*J)
+		for b := range B {
+			clear(acc)
+			for range J {
+				i := index(B)
+				for j, v := range white[i*W : (i+1)*W] {
+					acc[j] += v
+				}
+			}
+			var t [3]float64
+			for j, v := range acc {
+				k := 2
+				if j < d {
+					k = 0
+				} else if j < 3*d {
+					k = 1
+				}
+				t[k] += float64(v * v)
+			}
+			for k := range t {
+				t[k] = float64(t[k] * f)
+			}
+			ts[b] = t
+		}
+		r.nulls = append(r.nulls, r.nullSet(1/float64(size), ts, float64(ns)))
+	}
+}
+
+// nullSet makes the null of windows of 1/inv points from the statistics ts of the
+// simulated draws, whose covariance was estimated from est points.
+func (r *Reference) nullSet(inv float64, ts [][3]float64, est float64) nullSet {
+	B := len(ts)
+	ns := nullSet{inv: inv}
+	for k := range ns.t {
+		ns.t[k] = make([]float64, B)
 		mean, v := 0.0, 0.0
-		for _, x := range r.nulls[k] {
-			mean += x
+		for b, t := range ts {
+			ns.t[k][b] = t[k]
+			mean += t[k]
 		}
 		mean /= float64(B)
-		for _, x := range r.nulls[k] {
-			v += float64((x - mean) * (x - mean))
+		for _, t := range ts {
+			v += float64((t[k] - mean) * (t[k] - mean))
 		}
-		r.nullE[k], r.nullV[k] = mean, v/float64(B-1)
-		// The draws use Σ_B, an estimate from m_B points: E[2tr((MΣ_B)²)] =
-		// 2tr((MΣ)²)(1 + 1/m_B) + 2tr(MΣ)²/m_B (Wishart moments), so the simulated variance
-		// exceeds the statistic's by about the effective degrees of freedom over m_B; the
-		// true variance is estimated by inverting that (Reference.Test matches it).
-		mB := float64(r.mB)
-		r.trueV[k] = max((r.nullV[k]-float64(2*float64(mean*mean))/mB)/(1+1/mB), r.nullV[k]/4)
-		slices.Sort(r.nulls[k])
+		v /= float64(B - 1)
+		// The draws use a covariance estimated from est points: E[2tr((MΣ̂)²)] =
+		// 2tr((MΣ)²)(1 + 1/est) + 2tr(MΣ)²/est (Wishart moments), so the simulated
+		// variance exceeds the statistic's by about the effective degrees of freedom over
+		// est; the true variance is estimated by inverting that, and Reference.Test stretches
+		// the window's statistic about the mean to match (by at most a factor 2).
+		ns.mean[k] = mean
+		ns.stretch[k] = 1
+		if v > 0 {
+			tv := max((v-float64(2*float64(mean*mean))/est)/(1+1/est), v/4)
+			ns.stretch[k] = math.Sqrt(v / tv)
+		}
+		slices.Sort(ns.t[k])
 	}
-	r.nullQ = make([]float64, B)
+	ns.q = make([]float64, B)
 	for b, t := range ts {
 		var p [3]float64
 		for k := range p {
 			// #{null ≥ t}/(B+1) counts the draw itself: the draw's p-value against the others.
-			p[k] = pk(r.nulls[k], t[k]) - 1/float64(B+1)
+			p[k] = pk(ns.t[k], t[k]) - 1/float64(B+1)
 		}
-		r.nullQ[b] = r.minQ(p)
+		ns.q[b] = r.minQ(p)
 	}
-	slices.Sort(r.nullQ)
-}
-
-// estimateExcess estimates, for each statistic, κ_k = Var(yᵀM_k y) − 2tr((M_kΣ)²) for one
-// point's centred features y (sample: part B's first points), the term by which the
-// variance of the statistic of an n-point window exceeds the Gaussian one, κ_k/n
-// (Reference.Test). 2tr((M_kΣ)²) is the variance of the simulated null statistics.
-func (r *Reference) estimateExcess(sample []float64) {
-	d, D := r.fm.dim, r.fm.Features()
-	phi, y, w1, w2 := make([]float64, D), make([]float64, D), make([]float64, D), make([]float64, D)
-	n := len(sample) / d
-	var sum, sum2 [3]float64
-	for i := 0; i < n; i++ {
-		r.fm.Eval(sample[i*d:(i+1)*d], phi)
-		for j := range y {
-			y[j] = phi[j] - r.meanB[j]
-		}
-		t := r.statistics(y, w1, w2)
-		for k, v := range t {
-			sum[k] += v
-			sum2[k] += float64(v * v)
-		}
-	}
-	if n < 2 {
-		return
-	}
-	for k := range r.excess {
-		mean := sum[k] / float64(n)
-		v := (sum2[k] - float64(float64(n)*float64(mean*mean))) / float64(n-1)
-		r.excess[k] = v - r.trueV[k]
-	}
+	slices.Sort(ns.q)
+	return ns
 }
 
 // rffNorms returns, for the feature means mu, the squared norms |z̄|² of the normalised

@@ -18,12 +18,13 @@ type Result struct {
 	// of drift); its null distribution is simulated from the reference.
 	Statistic float64
 	// PValue is the test's p-value: the fraction of simulated null draws whose
-	// aggregated statistic is at least the window's, (1 + #)/(NullDraws + 1).
+	// aggregated statistic is at least the window's, (1 + #)/(NullDraws + 1), interpolated
+	// in 1/n between the simulated window sizes around the window's.
 	PValue float64
 	// N is the window's point count.
 	N int64
-	// T are T_mean, T_mom and T_rff after the small-sample correction; P their p-values
-	// against their simulated nulls.
+	// T are T_mean, T_mom and T_rff; P their p-values against their simulated nulls at
+	// the window's size.
 	T, P [3]float64
 	// BandMMD2 is the unbiased MMD² of each band's Gaussian kernel alone.
 	BandMMD2 []float64
@@ -54,30 +55,22 @@ func (r *Reference) Test(w *Window) (Result, error) {
 		g[i] = float64(mu[i]-r.meanB[i]) * sc
 	}
 	res.T = r.statistics(g, make([]float64, D), make([]float64, D))
-	// Variance matching: the statistic's variance at n points is V_k + s²κ_k/n (V_k its
-	// Gaussian variance with the true covariance, s = (1/n)/(1/n + 1/m_B) the window's share
-	// of g's covariance, κ_k the excess of one point's quadratic form), the simulated draws'
-	// is V_sim; the statistic is rescaled about its mean E_k by √(V_sim/(V_k + s²κ_k/n)),
-	// which removes both the small-sample excess and the draws' extra spread from Σ_B's
-	// estimation error (the factor is capped at 2).
+	// The null at the window's size: g's covariance is Σ·(1/n)/(1/n + 1/m_B) from the
+	// window and the rest from part B's mean, so its departure from a Gaussian is that of a
+	// window of n/s² points, s the window's share (the variance excess of the statistics
+	// scales as s²/n). Its p-values are interpolated linearly in 1/n between the two
+	// simulated nulls around it (the Gaussian limit at 1/n = 0); smaller windows than the
+	// smallest bootstrap size use that size's null.
 	s := (1 / n) * sc * sc
-	for k := range res.T {
-		v := r.nullV[k]
-		vn := max(r.trueV[k]+float64(float64(s*s)*r.excess[k])/n, v/4)
-		if v > 0 {
-			res.T[k] = r.nullE[k] + float64((res.T[k]-r.nullE[k])*math.Sqrt(v/vn))
-		}
-	}
+	inv := float64(s*s) / n
+	lo, hi, lam := r.bracket(inv)
+	pl, ql := r.nullP(&r.nulls[lo], res.T)
+	ph, qh := r.nullP(&r.nulls[hi], res.T)
 	for k := range res.P {
-		res.P[k] = pk(r.nulls[k], res.T[k])
+		res.P[k] = pl[k] + float64(lam*(ph[k]-pl[k]))
 	}
-	q := r.minQ(res.P)
-	res.Statistic = -numeric.Log(q)
-	i, found := slices.BinarySearch(r.nullQ, q)
-	for found && i < len(r.nullQ) && r.nullQ[i] == q {
-		i++
-	}
-	res.PValue = float64(1+i) / float64(len(r.nullQ)+1)
+	res.PValue = ql + float64(lam*(qh-ql))
+	res.Statistic = -numeric.Log(r.minQ(res.P))
 	return res, nil
 }
 
@@ -110,4 +103,31 @@ func (res *Result) Vector() []float64 {
 	out := []float64{res.MMD2, res.Statistic, res.PValue, float64(res.N),
 		res.T[0], res.P[0], res.T[1], res.P[1], res.T[2], res.P[2]}
 	return append(out, res.BandMMD2...)
+}
+
+// bracket returns the nulls around the inverse window size inv (indices into r.nulls,
+// increasing inv) and the interpolation weight of the second.
+func (r *Reference) bracket(inv float64) (lo, hi int, lam float64) {
+	last := len(r.nulls) - 1
+	if inv >= r.nulls[last].inv {
+		return last, last, 0
+	}
+	for lo = 0; r.nulls[lo+1].inv <= inv; lo++ {
+	}
+	a, b := r.nulls[lo].inv, r.nulls[lo+1].inv
+	return lo, lo + 1, (inv - a) / (b - a)
+}
+
+// nullP returns the p-values of the statistics t against one simulated null (after its
+// covariance-estimation correction) and the aggregated p-value.
+func (r *Reference) nullP(ns *nullSet, t [3]float64) (p [3]float64, agg float64) {
+	for k := range p {
+		p[k] = pk(ns.t[k], ns.mean[k]+float64((t[k]-ns.mean[k])*ns.stretch[k]))
+	}
+	q := r.minQ(p)
+	i, found := slices.BinarySearch(ns.q, q)
+	for found && i < len(ns.q) && ns.q[i] == q {
+		i++
+	}
+	return p, float64(1+i) / float64(len(ns.q)+1)
 }

@@ -214,3 +214,50 @@ func TestEmptyWindow(t *testing.T) {
 		t.Errorf("empty window: %+v, want p-value 1 and zeros", res)
 	}
 }
+
+// TestNullSizes checks the simulated nulls a window is compared with: the Gaussian limit
+// and one bootstrap null per size, by increasing 1/n, and the bracketing that interpolates
+// between them (a window's 1/n on a simulated size uses that null alone; between two, the
+// weights are linear in 1/n; beyond the smallest size, the smallest size's null).
+func TestNullSizes(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 9))
+	rf := buildReference(t, r, meanShift.ref(r, 2000), Config{})
+	if got, want := len(rf.nulls), 1+len(bootstrapSizes); got != want {
+		t.Fatalf("%d nulls, want %d (Gaussian limit + bootstrap sizes)", got, want)
+	}
+	for i, ns := range rf.nulls {
+		if i > 0 && !(ns.inv > rf.nulls[i-1].inv) {
+			t.Errorf("null %d: 1/n = %v not above null %d's %v", i, ns.inv, i-1, rf.nulls[i-1].inv)
+		}
+		for k := range ns.stretch {
+			if !(ns.stretch[k] >= 1 && ns.stretch[k] <= 2) {
+				t.Errorf("null %d statistic %d: stretch %v outside [1, 2]", i, k, ns.stretch[k])
+			}
+		}
+	}
+	for _, c := range []struct {
+		inv     float64
+		lo, hi  int
+		lambda  float64
+		comment string
+	}{
+		{0, 0, 1, 0, "infinite window: the Gaussian limit"},
+		{1.0 / 400, 1, 2, 0, "400 points: that null"},
+		{1.0 / 800, 0, 1, 0.5, "800 points: halfway in 1/n"},
+		{1.0 / 150, 2, 3, 1.0 / 3, "150 points: a third of the way from 1/200 to 1/100"},
+		{1.0 / 50, 4, 4, 0, "50 points: the smallest size"},
+		{1.0 / 10, 4, 4, 0, "10 points: the smallest size"},
+	} {
+		lo, hi, lam := rf.bracket(c.inv)
+		if lo != c.lo || hi != c.hi || math.Abs(lam-c.lambda) > 1e-12 {
+			t.Errorf("%s: bracket(%v) = %d, %d, %v; want %d, %d, %v", c.comment, c.inv, lo, hi, lam, c.lo, c.hi, c.lambda)
+		}
+	}
+	// Windows of every size get a p-value in (0, 1].
+	for _, n := range []int{1, 10, 49, 100, 3000} {
+		res := pvalue(t, rf, meanShift.ref(r, n))
+		if !(res.PValue > 0 && res.PValue <= 1) {
+			t.Errorf("%d-point window: p-value %v outside (0, 1]", n, res.PValue)
+		}
+	}
+}
