@@ -140,7 +140,7 @@ func waitCommitted(t *testing.T, h *harness, group string, ends map[int]int64) {
 		for p := range ends {
 			parts = append(parts, p)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		resp, err := client.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: group, Topics: map[string][]int{h.env.Points: parts}})
 		cancel()
 		done := err == nil

@@ -28,7 +28,7 @@ func newTransport(t *testing.T) *kafka.Transport {
 
 func startBroker(t *testing.T, opts Options) *Broker {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	b, err := Start(ctx, opts)
 	if err != nil {
@@ -238,7 +238,7 @@ func TestWriterUnknownTopicFails(t *testing.T) {
 		Transport:    newTransport(t),
 	}
 	defer w.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	err := w.WriteMessages(ctx, kafka.Message{Value: []byte("x")})
 	if !errors.Is(err, kafka.UnknownTopicOrPartition) {
