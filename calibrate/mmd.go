@@ -33,95 +33,30 @@ func (c *calibration) mmd(i int) (FamilyResult, familyTruth, error) {
 		h0 = f.Bandwidth
 		why += fmt.Sprintf("; starting from the base bandwidth %g instead", h0)
 	}
-	subA, subB := c.smp.subHalves()
-	lo, hi := mmdLimits(c.smp.sub, c.smp.dim)
-	var steps []int
-	var hs, signal, ratio []float64
-	// grams: the exact mean-map kernel of the sub-samples; halves: of the 2S half-sets
-	// (every set's half A, then every set's half B), for each bandwidth.
-	var grams, halves [][]float64
-	// add computes the criterion at the steps ks (prepended or appended to the grid).
-	add := func(ks []int, front bool) error {
-		var nh []float64
-		for _, e := range ks {
-			nh = append(nh, round3(h0*math.Pow(2, float64(e)/2)))
-		}
-		g, err := mmkGrams(c.ctx, c.smp.sub, c.smp.dim, nh, c.opts)
-		if err != nil {
-			return err
-		}
-		hv, err := mmkGrams(c.ctx, append(slices.Clone(subA), subB...), c.smp.dim, nh, c.opts)
-		if err != nil {
-			return err
-		}
-		sg, rt := make([]float64, len(nh)), make([]float64, len(nh))
-		for k := range nh {
-			sg[k] = variance(offDiagonal(g[k], S)) - halvesNoise(halfPairs(hv[k], S, 0))
-			a, b := halvesBlocks(hv[k], S)
-			rt[k] = mmdRatio(g[k], a, b, c.smp.sub, subA, subB, c.smp.dim)
-		}
-		if front {
-			steps, hs, signal, ratio = append(slices.Clone(ks), steps...), append(nh, hs...), append(sg, signal...), append(rt, ratio...)
-			grams, halves = append(g, grams...), append(hv, halves...)
-		} else {
-			steps, hs, signal, ratio = append(steps, ks...), append(hs, nh...), append(signal, sg...), append(ratio, rt...)
-			grams, halves = append(grams, g...), append(halves, hv...)
-		}
-		return nil
-	}
-	if err := add(refineSteps[:], false); err != nil {
+	bw := &mmdBandwidths{c: c, h0: h0}
+	bw.subA, bw.subB = c.smp.subHalves()
+	bw.lo, bw.hi = mmdLimits(c.smp.sub, c.smp.dim)
+	if err := bw.search(); err != nil {
 		return FamilyResult{}, familyTruth{}, err
 	}
-	best := len(hs) / 2 // h0 itself when nothing can be compared (one set)
-	argmax := func() {
-		best = slices.Index(steps, 0)
-		for k := range hs {
-			if S >= 2 && signal[k] > signal[best] {
-				best = k
-			}
-		}
-	}
-	argmax()
-	var extended []string
-	for round := 0; round < 2*mmdMaxExtensions && S >= 2; round++ {
-		if best == 0 && steps[0] > refineSteps[0]-mmdMaxExtensions && hs[0]/math.Sqrt2 >= lo {
-			if err := add([]int{steps[0] - 1}, true); err != nil {
-				return FamilyResult{}, familyTruth{}, err
-			}
-			extended = append(extended, fmt.Sprintf("down to h0·2^(%d/2)", steps[0]))
-		} else if best == len(hs)-1 && steps[best] < refineSteps[len(refineSteps)-1]+mmdMaxExtensions && hs[best]*math.Sqrt2 <= hi {
-			if err := add([]int{steps[best] + 1}, false); err != nil {
-				return FamilyResult{}, familyTruth{}, err
-			}
-			extended = append(extended, fmt.Sprintf("up to h0·2^(%d/2)", steps[len(steps)-1]))
-		} else {
-			break
-		}
-		argmax()
-	}
-	f.Bandwidth = hs[best]
-	fr := FamilyResult{Grid: hs, Spread: sqrtAll(signal), Marks: []Mark{{"median heuristic", h0}, {"bandwidth", f.Bandwidth}}}
-	for k, h := range hs {
-		c.res.Trials = append(c.res.Trials, Trial{Family: f.Name, Setting: fmt.Sprintf("bandwidth %g", h), Score: math.Sqrt(max(signal[k], 0)),
-			What: fmt.Sprintf("est. sd of the true kernel over pairs (MMD²_u/sd %.2f)", ratio[k]), Chosen: k == best && c.lab == nil})
+	best := bw.best
+	f.Bandwidth = bw.hs[best]
+	fr := FamilyResult{Grid: bw.hs, Spread: sqrtAll(bw.signal), Marks: []Mark{{"median heuristic", h0}, {"bandwidth", f.Bandwidth}}}
+	for k, h := range bw.hs {
+		c.res.Trials = append(c.res.Trials, Trial{Family: f.Name, Setting: fmt.Sprintf("bandwidth %g", h), Score: math.Sqrt(max(bw.signal[k], 0)),
+			What: fmt.Sprintf("est. sd of the true kernel over pairs (MMD²_u/sd %.2f)", bw.ratio[k]), Chosen: k == best && c.lab == nil})
 	}
 	ft := familyTruth{kernel: "mean-map kernel E k(x, y) between the true distributions, estimated by the exact mean-map kernel of the sub-sampled points with its noise measured by halves", mmd: true}
 	if c.lab != nil {
-		if err := c.mmdLabelled(i, hs); err != nil {
+		if err := c.mmdLabelled(i, bw.hs); err != nil {
 			return FamilyResult{}, familyTruth{}, err
 		}
-		best = slices.Index(hs, f.Bandwidth)
+		best = slices.Index(bw.hs, f.Bandwidth)
 		fr.Marks[1].Value = f.Bandwidth
 	} else {
-		ext := ""
-		if len(extended) > 0 {
-			ext = fmt.Sprintf(" (the grid extended %s: the best sat at its edge; limits %.3g…%.3g)", strings.Join(extended, ", "), lo, hi)
-		}
-		c.note(i, "bandwidth", strconv.FormatFloat(f.Bandwidth, 'g', -1, 64), fmt.Sprintf(
-			"median heuristic h0 = %.4g (%s, normalised units); refined on h0·2^(k/2), k = %d…%d%s, to the h maximising the estimated variance over %d sampled sets' pairs of the true mean-map kernel (var K less the noise variance measured by halves): its square root %.4g at h0, %.4g at the chosen h = h0·2^(%d/2), where the noise is %.0f%% of the variance of K",
-			h0, why, steps[0], steps[len(steps)-1], ext, S, math.Sqrt(max(signal[slices.Index(steps, 0)], 0)), math.Sqrt(max(signal[best], 0)), steps[best], 100*halvesNoise(halfPairs(halves[best], S, 0))/variance(offDiagonal(grams[best], S))))
+		c.note(i, "bandwidth", strconv.FormatFloat(f.Bandwidth, 'g', -1, 64), bw.rule(why, S))
 	}
-	K, H := grams[best], halves[best]
+	K, H := bw.grams[best], bw.halves[best]
 	off := offDiagonal(K, S)
 	fr.Gram = K
 	ft.pairs = off
@@ -140,8 +75,21 @@ func (c *calibration) mmd(i int) (FamilyResult, familyTruth, error) {
 	if f.RBFSigma == 0 && f.RBFFeatures == 0 {
 		return fr, ft, nil
 	}
-	// Second stage: exp(−MMD²/2σ²) with MMD²_b = K_ii + K_jj − 2K_ij.
-	mmd2 := make([]float64, 0, len(off))
+	if err := c.mmdSecondStage(i, K, H, &fr, &ft); err != nil {
+		return FamilyResult{}, familyTruth{}, err
+	}
+	return fr, ft, nil
+}
+
+// mmdSecondStage proposes the optional second stage exp(−MMD²/2σ²) of mmd family i, given
+// the exact mean-map kernel K of the sub-samples and H of their halves at the chosen
+// bandwidth: rbf_sigma is the median MMD between the sets, rbf_features follows
+// featureCount (both kept as they are with labels, which chose them already).
+func (c *calibration) mmdSecondStage(i int, K, H []float64, fr *FamilyResult, ft *familyTruth) error {
+	f := &c.spec.Families[i]
+	S := len(c.smp.sub)
+	// MMD²_b = K_ii + K_jj − 2K_ij.
+	mmd2 := make([]float64, 0, S*(S-1)/2)
 	for a := 0; a < S; a++ {
 		for b := a + 1; b < S; b++ {
 			mmd2 = append(mmd2, math.Max(0, K[a*S+a]+K[b*S+b]-2*K[a*S+b]))
@@ -158,18 +106,118 @@ func (c *calibration) mmd(i int) (FamilyResult, familyTruth, error) {
 	ft.pairs = offDiagonal(fr.Gram, S)
 	ft.halfA, ft.halfB, ft.halfAB, ft.halfBA = halfPairs(H, S, f.RBFSigma)
 	ft.kernel = "exp(−MMD²/2σ²) between the true distributions, estimated from the exact mean-map kernel of the sub-sampled points with its noise measured by halves"
-	if c.lab == nil {
-		pilot := *f
-		pilot.RBFFeatures = PilotFeatures
-		mse, pr2, err := c.pilot(pilot, true, ft.pairs)
-		if err != nil {
-			return FamilyResult{}, familyTruth{}, err
-		}
-		var rule string
-		f.RBFFeatures, rule = featureCount(mse, pr2, c.opts)
-		c.note(i, "rbf_features", strconv.Itoa(f.RBFFeatures), rule)
+	if c.lab != nil {
+		return nil
 	}
-	return fr, ft, nil
+	pilot := *f
+	pilot.RBFFeatures = PilotFeatures
+	mse, pr2, err := c.pilot(pilot, true, ft.pairs)
+	if err != nil {
+		return err
+	}
+	var rule string
+	f.RBFFeatures, rule = featureCount(mse, pr2, c.opts)
+	c.note(i, "rbf_features", strconv.Itoa(f.RBFFeatures), rule)
+	return nil
+}
+
+// mmdBandwidths is the unlabelled mmd bandwidth search: the criterion on the grid
+// h0·2^(k/2), grown by half-octaves while the best sits at an edge (within lo…hi).
+type mmdBandwidths struct {
+	c          *calibration
+	h0, lo, hi float64
+	subA, subB [][]float64
+	steps      []int     // k of each grid point, ascending
+	hs         []float64 // the bandwidths h0·2^(k/2), rounded
+	signal     []float64 // estimated variance of the true kernel over pairs (the criterion)
+	ratio      []float64 // mean MMD²_u over its sd (shown, not used)
+	// grams: the exact mean-map kernel of the sub-samples; halves: of the 2S half-sets
+	// (every set's half A, then every set's half B), for each bandwidth.
+	grams, halves [][]float64
+	best          int
+	extended      []string // how the grid grew, for the rule
+}
+
+// search evaluates the starting grid, then extends it while the best is at an edge.
+func (bw *mmdBandwidths) search() error {
+	S := len(bw.c.smp.sub)
+	if err := bw.add(refineSteps[:], false); err != nil {
+		return err
+	}
+	bw.best = len(bw.hs) / 2 // h0 itself when nothing can be compared (one set)
+	bw.argmax()
+	for round := 0; round < 2*mmdMaxExtensions && S >= 2; round++ {
+		if bw.best == 0 && bw.steps[0] > refineSteps[0]-mmdMaxExtensions && bw.hs[0]/math.Sqrt2 >= bw.lo {
+			if err := bw.add([]int{bw.steps[0] - 1}, true); err != nil {
+				return err
+			}
+			bw.extended = append(bw.extended, fmt.Sprintf("down to h0·2^(%d/2)", bw.steps[0]))
+		} else if last := len(bw.hs) - 1; bw.best == last && bw.steps[last] < refineSteps[len(refineSteps)-1]+mmdMaxExtensions && bw.hs[last]*math.Sqrt2 <= bw.hi {
+			if err := bw.add([]int{bw.steps[last] + 1}, false); err != nil {
+				return err
+			}
+			bw.extended = append(bw.extended, fmt.Sprintf("up to h0·2^(%d/2)", bw.steps[len(bw.steps)-1]))
+		} else {
+			break
+		}
+		bw.argmax()
+	}
+	return nil
+}
+
+// argmax sets best to the grid point with the largest criterion (h0 with one set).
+func (bw *mmdBandwidths) argmax() {
+	S := len(bw.c.smp.sub)
+	bw.best = slices.Index(bw.steps, 0)
+	for k := range bw.hs {
+		if S >= 2 && bw.signal[k] > bw.signal[bw.best] {
+			bw.best = k
+		}
+	}
+}
+
+// add computes the criterion at the steps ks, prepended (front) or appended to the grid.
+func (bw *mmdBandwidths) add(ks []int, front bool) error {
+	c, S := bw.c, len(bw.c.smp.sub)
+	var nh []float64
+	for _, e := range ks {
+		nh = append(nh, round3(bw.h0*math.Pow(2, float64(e)/2)))
+	}
+	g, err := mmkGrams(c.ctx, c.smp.sub, c.smp.dim, nh, c.opts)
+	if err != nil {
+		return err
+	}
+	hv, err := mmkGrams(c.ctx, append(slices.Clone(bw.subA), bw.subB...), c.smp.dim, nh, c.opts)
+	if err != nil {
+		return err
+	}
+	sg, rt := make([]float64, len(nh)), make([]float64, len(nh))
+	for k := range nh {
+		sg[k] = variance(offDiagonal(g[k], S)) - halvesNoise(halfPairs(hv[k], S, 0))
+		a, b := halvesBlocks(hv[k], S)
+		rt[k] = mmdRatio(g[k], a, b, c.smp.sub, bw.subA, bw.subB, c.smp.dim)
+	}
+	if front {
+		bw.steps, bw.hs, bw.signal, bw.ratio = append(slices.Clone(ks), bw.steps...), append(nh, bw.hs...), append(sg, bw.signal...), append(rt, bw.ratio...)
+		bw.grams, bw.halves = append(g, bw.grams...), append(hv, bw.halves...)
+	} else {
+		bw.steps, bw.hs, bw.signal, bw.ratio = append(bw.steps, ks...), append(bw.hs, nh...), append(bw.signal, sg...), append(bw.ratio, rt...)
+		bw.grams, bw.halves = append(bw.grams, g...), append(bw.halves, hv...)
+	}
+	return nil
+}
+
+// rule is the printed reason for the chosen bandwidth.
+func (bw *mmdBandwidths) rule(why string, S int) string {
+	ext := ""
+	if len(bw.extended) > 0 {
+		ext = fmt.Sprintf(" (the grid extended %s: the best sat at its edge; limits %.3g…%.3g)", strings.Join(bw.extended, ", "), bw.lo, bw.hi)
+	}
+	h0k := slices.Index(bw.steps, 0)
+	return fmt.Sprintf(
+		"median heuristic h0 = %.4g (%s, normalised units); refined on h0·2^(k/2), k = %d…%d%s, to the h maximising the estimated variance over %d sampled sets' pairs of the true mean-map kernel (var K less the noise variance measured by halves): its square root %.4g at h0, %.4g at the chosen h = h0·2^(%d/2), where the noise is %.0f%% of the variance of K",
+		bw.h0, why, bw.steps[0], bw.steps[len(bw.steps)-1], ext, S, math.Sqrt(max(bw.signal[h0k], 0)), math.Sqrt(max(bw.signal[bw.best], 0)), bw.steps[bw.best],
+		100*halvesNoise(halfPairs(bw.halves[bw.best], S, 0))/variance(offDiagonal(bw.grams[bw.best], S)))
 }
 
 // mmdMaxExtensions is how many half-octaves the mmd bandwidth grid may grow on each side
