@@ -53,16 +53,22 @@ func (p *Processor) featureMessage(c window.Closed[*windowSketch], rec schema.Fe
 		}
 	}
 	return Message{
-		Kind:  Feature,
-		Key:   []byte(c.Set),
-		Value: value,
-		Time:  time.UnixMilli(c.End),
-		Headers: []Header{
-			{Key: schema.HeaderContentType, Value: []byte(schema.ContentTypeArrow)},
-			{Key: schema.HeaderSpecID, Value: []byte(p.specID)},
-			{Key: schema.HeaderWindowID, Value: []byte(strconv.FormatUint(c.Seq, 10))},
-		},
+		Kind:        Feature,
+		Key:         []byte(c.Set),
+		Value:       value,
+		Time:        time.UnixMilli(c.End),
+		Headers:     p.windowHeaders(c.Seq),
 		FirstOffset: c.FirstOffset,
 		EventEnd:    c.End,
 	}, true
+}
+
+// windowHeaders are the headers of every record a closed window emits (its feature record and
+// its per-point records): content type, spec_id and window-id; extra are appended.
+func (p *Processor) windowHeaders(seq uint64, extra ...Header) []Header {
+	return append([]Header{
+		{Key: schema.HeaderContentType, Value: []byte(schema.ContentTypeArrow)},
+		{Key: schema.HeaderSpecID, Value: []byte(p.specID)},
+		{Key: schema.HeaderWindowID, Value: []byte(strconv.FormatUint(seq, 10))},
+	}, extra...)
 }

@@ -78,16 +78,11 @@ func (p *Processor) pointMessages(msgs []Message, c window.Closed[*windowSketch]
 			return msgs
 		}
 		msgs = append(msgs, Message{
-			Kind:  PointFeature,
-			Key:   []byte(c.Set),
-			Value: value,
-			Time:  time.UnixMilli(c.End),
-			Headers: []Header{
-				{Key: schema.HeaderContentType, Value: []byte(schema.ContentTypeArrow)},
-				{Key: schema.HeaderSpecID, Value: []byte(p.specID)},
-				{Key: schema.HeaderWindowID, Value: []byte(strconv.FormatUint(c.Seq, 10))},
-				{Key: HeaderPointFirst, Value: []byte(strconv.Itoa(first))},
-			},
+			Kind:        PointFeature,
+			Key:         []byte(c.Set),
+			Value:       value,
+			Time:        time.UnixMilli(c.End),
+			Headers:     p.windowHeaders(c.Seq, Header{Key: HeaderPointFirst, Value: []byte(strconv.Itoa(first))}),
 			FirstOffset: c.FirstOffset,
 			EventEnd:    -1,
 		})
