@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# kcat-ratio.sh — the worker against a kcat consume→produce copy of the same records, with
+# the broker in its own process (docs/performance.md, "End to end against kcat").
+#
+#   make build && scripts/kcat-ratio.sh [-r RUNS] [-v SPEC_VERSION] [-s SETS] [-p POINTS] [-P PORT]
+#
+# One `distfeat broker` (one partition per topic) is loaded with SETS JSON sets of POINTS
+# two-dimensional points (one record per set, `end: true`). Each run then times, in turn:
+#   kcat    `kcat -C` of the loaded topic piped into `kcat -P` to a fresh topic (the ceiling:
+#           the same records consumed and produced, no work in between), from exec to exit;
+#   worker  `distfeat worker` on a fresh copy of the same topic, from exec until its own
+#           distfeat_windows_emitted_total counter reaches SETS (one feature record per set).
+# Both include their start-up (kcat's connection, the worker's group join). The spec is the
+# issue-#22 workload: mmd D = 1024 + hdd_js D = 4096 at spec version SPEC_VERSION (default 3,
+# the built-in default's version: mmd by NUFFT; 2: the direct method).
+# Prints each run and the median ratio kcat time / worker time (1 = as fast as the copy).
+set -euo pipefail
+
+RUNS=5 VERSION=3 SETS=3000 POINTS=500 PORT=19092
+while getopts "r:v:s:p:P:" o; do
+	case $o in
+	r) RUNS=$OPTARG ;;
+	v) VERSION=$OPTARG ;;
+	s) SETS=$OPTARG ;;
+	p) POINTS=$OPTARG ;;
+	P) PORT=$OPTARG ;;
+	*) sed -n '2,17p' "$0" >&2; exit 2 ;;
+	esac
+done
+BIN=${DISTFEAT_BIN:-bin/distfeat}
+command -v kcat >/dev/null || { echo "kcat-ratio: kcat not found (apt-get install kcat)" >&2; exit 1; }
+[ -x "$BIN" ] || { echo "kcat-ratio: $BIN not found (make build)" >&2; exit 1; }
+
+work=$(mktemp -d)
+broker=127.0.0.1:$PORT metrics=127.0.0.1:$((PORT + 1))
+pids=()
+cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+
+cat >"$work/spec.json" <<EOF
+{"version": $VERSION, "seed": 42, "dim": 2, "bounds": {"lo": [0, 0], "hi": [1, 1]}, "out_of_bounds": "clip",
+ "families": [
+  {"name": "mmd", "kind": "mmd", "features": 1024, "bandwidth": 0.1},
+  {"name": "hdd_js", "kind": "hdd", "divergence": "js", "features": 4096, "sigma": 0.5}]}
+EOF
+
+topics=stage
+for r in $(seq 1 "$RUNS"); do topics=$topics,copy$r,in$r,out$r,dlq$r; done
+"$BIN" broker --addr "$broker" --partitions 1 --topics "$topics" >"$work/broker.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 100); do kcat -L -b "$broker" -t stage >/dev/null 2>&1 && break; sleep 0.1; done
+"$BIN" produce --brokers "$broker" --topic stage --synthetic gmm --sets "$SETS" --points "$POINTS" \
+	--chunk "$POINTS" --format json >"$work/produce.log" 2>&1 || { cat "$work/produce.log" >&2; exit 1; }
+
+ms() { date +%s%3N; }
+copy() { # copy the loaded topic to $1
+	kcat -C -b "$broker" -t stage -o beginning -e -q -K$'\t' -f '%k\t%s\n' | kcat -P -b "$broker" -t "$1" -K$'\t'
+}
+emitted() { # the worker's distfeat_windows_emitted_total, summed over reasons
+	local line sum=0
+	while read -r line; do
+		case $line in distfeat_windows_emitted_total*) sum=$((sum + ${line##* })) ;; esac
+	done < <(curl -s "http://$metrics/metrics" || true)
+	echo "$sum"
+}
+ratios=()
+for r in $(seq 1 "$RUNS"); do
+	t0=$(ms)
+	copy "copy$r"
+	kc=$(($(ms) - t0))
+	copy "in$r"
+	sleep 0.5
+	t0=$(ms)
+	DISTFEAT_BROKERS=$broker DISTFEAT_INPUT_TOPIC=in$r DISTFEAT_OUTPUT_TOPIC=out$r DISTFEAT_DLQ_TOPIC=dlq$r \
+		DISTFEAT_GROUP=kcat-ratio-$r DISTFEAT_SPEC=$work/spec.json DISTFEAT_METRICS_ADDR=$metrics \
+		DISTFEAT_LOG_LEVEL=warn "$BIN" worker >"$work/worker$r.log" 2>&1 &
+	wpid=$!
+	pids+=($wpid)
+	until [ "$(emitted)" -ge "$SETS" ]; do
+		kill -0 "$wpid" 2>/dev/null || { cat "$work/worker$r.log" >&2; exit 1; }
+		sleep 0.02
+	done
+	wk=$(($(ms) - t0))
+	cpu=$(awk -v t="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / t}' "/proc/$wpid/stat")
+	kill "$wpid"
+	wait "$wpid" 2>/dev/null || true
+	ratio=$(awk -v a="$kc" -v b="$wk" 'BEGIN{printf "%.2f", a / b}')
+	ratios+=("$ratio")
+	mps=$(awk -v n=$((SETS * POINTS)) -v t="$wk" 'BEGIN{printf "%.2f", n / t / 1000}')
+	echo "run $r: kcat copy $kc ms, worker $wk ms ($mps M points/s, $cpu CPU-s): ratio $ratio"
+done
+printf '%s\n' "${ratios[@]}" | sort -n | awk -v v="$VERSION" '{a[NR] = $1} END {printf "median ratio (spec version %s): %s\n", v, a[int((NR + 1) / 2)]}'
