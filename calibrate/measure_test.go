@@ -50,23 +50,23 @@ func TestMeasureGMM(t *testing.T) {
 	}
 	exact := exactRho2(sets)
 	for _, path := range strings.Split(os.Getenv("CALIBRATE_SPECS"), ",") {
-		spec, err := spec.LoadSpec(path)
+		sp, err := spec.LoadSpec(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var out []string
-		for _, f := range spec.Families {
+		for _, f := range sp.Families {
 			var truth []float64
 			sigma := f.Sigma
 			switch f.Kind {
 			case "hdd":
 				truth = exact[f.Divergence]
 			case "mmd":
-				truth, sigma = exactMMK(sets, spec.Bounds, f.Bandwidth), 0
+				truth, sigma = exactMMK(sets, sp.Bounds, f.Bandwidth), 0
 			case "l2":
 				truth, sigma = exact["l2"], 0
 			}
-			out = append(out, fmt.Sprintf("%s %.4f", f.Name, trueR2(t, spec, f.Name, sets, truth, sigma)))
+			out = append(out, fmt.Sprintf("%s %.4f", f.Name, trueR2(t, sp, f.Name, sets, truth, sigma)))
 		}
 		t.Logf("%s: true R² %s", path, strings.Join(out, ", "))
 	}
@@ -99,13 +99,13 @@ func TestMeasureDigits(t *testing.T) {
 		return
 	}
 	for _, path := range strings.Split(os.Getenv("CALIBRATE_SPECS"), ",") {
-		spec, err := spec.LoadSpec(path)
+		sp, err := spec.LoadSpec(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var out []string
-		for _, f := range spec.Families {
-			out = append(out, fmt.Sprintf("%s %.3f", f.Name, specAccuracy(t, spec, f.Name, sets[900:1400])))
+		for _, f := range sp.Families {
+			out = append(out, fmt.Sprintf("%s %.3f", f.Name, specAccuracy(t, sp, f.Name, sets[900:1400])))
 		}
 		t.Logf("%s: accuracy %s", path, strings.Join(out, ", "))
 	}

@@ -47,15 +47,15 @@ func newHarness(t *testing.T, partitions int, specJSON string) *harness {
 // newHarnessEnv is newHarness on a broker the test manages itself (fault injection, restarts).
 func newHarnessEnv(t *testing.T, env testbroker.Env, specJSON string) *harness {
 	t.Helper()
-	spec, err := spec.ParseSpec([]byte(specJSON))
+	sp, err := spec.ParseSpec([]byte(specJSON))
 	if err != nil {
 		t.Fatalf("spec: %v", err)
 	}
-	emb, err := embedding.New(spec)
+	emb, err := embedding.New(sp)
 	if err != nil {
 		t.Fatalf("embedder: %v", err)
 	}
-	return &harness{t: t, env: env, emb: emb, out: schema.NewOutput(spec, emb.Columns())}
+	return &harness{t: t, env: env, emb: emb, out: schema.NewOutput(sp, emb.Columns())}
 }
 
 // config returns a worker configuration with short timeouts suited to tests.

@@ -63,16 +63,16 @@ func TestStartupMissingTopic(t *testing.T) {
 // limit is refused by NewWorker, naming the variable, rather than stalling every partition
 // on its first window.
 func TestFeatureRecordTooLargeAtStartup(t *testing.T) {
-	spec, err := spec.ParseSpec([]byte(`{"version":1,"seed":7,"dim":2,"bounds":{"lo":[0,0],"hi":[1,1]},
+	sp, err := spec.ParseSpec([]byte(`{"version":1,"seed":7,"dim":2,"bounds":{"lo":[0,0],"hi":[1,1]},
  "families":[{"name":"mmd","kind":"mmd","features":4096,"bandwidth":0.2}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	emb, err := embedding.New(spec)
+	emb, err := embedding.New(sp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := schema.NewOutput(spec, emb.Columns())
+	out := schema.NewOutput(sp, emb.Columns())
 	size, err := processor.MaxFeatureBytes(emb, out)
 	if err != nil {
 		t.Fatal(err)

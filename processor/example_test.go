@@ -13,18 +13,18 @@ import (
 // A partition's records in, feature records and dead letters out, in order, and the
 // position to commit once they are acknowledged.
 func ExampleProcessor_Process() {
-	spec, err := spec.ParseSpec([]byte(`{"version": 1, "seed": 1, "dim": 2,
+	sp, err := spec.ParseSpec([]byte(`{"version": 1, "seed": 1, "dim": 2,
 		"bounds": {"lo": [0, 0], "hi": [1, 1]},
 		"families": [{"name": "mmd", "kind": "mmd", "features": 8, "bandwidth": 0.2}]}`))
 	if err != nil {
 		panic(err)
 	}
-	emb, err := embedding.New(spec)
+	emb, err := embedding.New(sp)
 	if err != nil {
 		panic(err)
 	}
 	p, err := processor.New(processor.Config{Window: window.Config{Mode: "set", MaxOpen: 100}},
-		emb, schema.NewOutput(spec, emb.Columns()), nil, nil)
+		emb, schema.NewOutput(sp, emb.Columns()), nil, nil)
 	if err != nil {
 		panic(err)
 	}

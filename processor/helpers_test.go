@@ -50,15 +50,15 @@ type env struct {
 
 func newEnv(t *testing.T, specJSON string) *env {
 	t.Helper()
-	spec, err := spec.ParseSpec([]byte(specJSON))
+	sp, err := spec.ParseSpec([]byte(specJSON))
 	if err != nil {
 		t.Fatalf("spec: %v", err)
 	}
-	emb, err := embedding.New(spec)
+	emb, err := embedding.New(sp)
 	if err != nil {
 		t.Fatalf("embedder: %v", err)
 	}
-	return &env{t: t, emb: emb, out: schema.NewOutput(spec, emb.Columns())}
+	return &env{t: t, emb: emb, out: schema.NewOutput(sp, emb.Columns())}
 }
 
 // newProc returns a Processor with a counting observer.

@@ -2,7 +2,7 @@
 # kcat-ratio.sh — the worker against a kcat consume→produce copy of the same records, with
 # the broker in its own process (docs/performance.md, "End to end against kcat").
 #
-#   make build && scripts/kcat-ratio.sh [-r RUNS] [-v SPEC_VERSION] [-s SETS] [-p POINTS] [-P PORT]
+#   make build && scripts/kcat-ratio.sh [-r RUNS] [-v SPEC_VERSION] [-s SETS] [-p POINTS] [-P PORT] [-b BINARY]
 #
 # One `distfeat broker` (one partition per topic) is loaded with SETS JSON sets of POINTS
 # two-dimensional points (one record per set, `end: true`). Each run then times, in turn:
@@ -16,18 +16,18 @@
 # Prints each run and the median ratio kcat time / worker time (1 = as fast as the copy).
 set -euo pipefail
 
-RUNS=5 VERSION=3 SETS=3000 POINTS=500 PORT=19092
-while getopts "r:v:s:p:P:" o; do
+RUNS=5 VERSION=3 SETS=3000 POINTS=500 PORT=19092 BIN=bin/distfeat
+while getopts "r:v:s:p:P:b:" o; do
 	case $o in
 	r) RUNS=$OPTARG ;;
 	v) VERSION=$OPTARG ;;
 	s) SETS=$OPTARG ;;
 	p) POINTS=$OPTARG ;;
 	P) PORT=$OPTARG ;;
+	b) BIN=$OPTARG ;;
 	*) sed -n '2,17p' "$0" >&2; exit 2 ;;
 	esac
 done
-BIN=${DISTFEAT_BIN:-bin/distfeat}
 command -v kcat >/dev/null || { echo "kcat-ratio: kcat not found (apt-get install kcat)" >&2; exit 1; }
 [ -x "$BIN" ] || { echo "kcat-ratio: $BIN not found (make build)" >&2; exit 1; }
 

@@ -208,11 +208,11 @@ func readExampleSets(t *testing.T) []schema.Batch {
 // to the smaller set ID).
 func nearestFromEmbedding(t *testing.T, sets []schema.Batch, col string) map[string]string {
 	t.Helper()
-	spec, err := spec.LoadSpec(exampleSpec)
+	sp, err := spec.LoadSpec(exampleSpec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	emb, err := embedding.New(spec)
+	emb, err := embedding.New(sp)
 	if err != nil {
 		t.Fatal(err)
 	}

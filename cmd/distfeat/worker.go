@@ -42,7 +42,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // serveWorker runs one worker with its metrics/health server until ctx ends. started, if
 // non-nil, receives the metrics listener's address once it is bound.
 func serveWorker(ctx context.Context, cfg *config.Config, log *slog.Logger, started func(metricsAddr string)) error {
-	spec, err := spec.LoadSpec(cfg.Spec)
+	sp, err := spec.LoadSpec(cfg.Spec)
 	if err != nil {
 		return fmt.Errorf("DISTFEAT_SPEC: %w", err)
 	}
@@ -60,7 +60,7 @@ func serveWorker(ctx context.Context, cfg *config.Config, log *slog.Logger, star
 		opts = append(opts, embedding.WithPointRetention(embedding.NewPointBudget(bufferBytes/4)))
 		bufferBytes -= bufferBytes / 4
 	}
-	emb, err := embedding.New(spec, opts...)
+	emb, err := embedding.New(sp, opts...)
 	if err != nil {
 		return fmt.Errorf("DISTFEAT_SPEC: %w", err)
 	}
@@ -83,7 +83,7 @@ func serveWorker(ctx context.Context, cfg *config.Config, log *slog.Logger, star
 		RebalanceTimeout: cfg.SessionTimeout, CommitInterval: cfg.CommitInterval,
 		ResetCheckpoints: cfg.ResetCheckpoints, AllowKeyless: cfg.AllowKeyless, MaxBufferBytes: bufferBytes,
 		Dialer: dialer, Transport: transport, User: cfg.SASLUsername,
-	}, emb, schema.NewOutput(spec, emb.Columns()), m, log, window.SystemClock{})
+	}, emb, schema.NewOutput(sp, emb.Columns()), m, log, window.SystemClock{})
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func serveWorker(ctx context.Context, cfg *config.Config, log *slog.Logger, star
 	if started != nil {
 		started(ln.Addr().String())
 	}
-	log.Info("distfeat worker starting", append([]any{"version", buildinfo.String(), "spec_id", spec.ID(), "metrics", ln.Addr().String()}, cfg.Redacted()...)...)
+	log.Info("distfeat worker starting", append([]any{"version", buildinfo.String(), "spec_id", sp.ID(), "metrics", ln.Addr().String()}, cfg.Redacted()...)...)
 	err = w.Run(ctx)
 	log.Info("distfeat worker stopped")
 	return err

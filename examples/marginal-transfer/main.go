@@ -333,13 +333,13 @@ type domainFunc func(rng *embedding.RNG, points int) (x []float64, labels []stri
 // The spec: points in [−7, 7]², an mmd family (D = 256, bandwidth 0.05 in normalised units,
 // 0.7 in the data's) for Ψ(P).
 func Synthetic(name string, train, test, points int, dom domainFunc) Data {
-	spec, err := spec.ParseSpec([]byte(`{"version": 1, "seed": 42, "dim": 2,
+	sp, err := spec.ParseSpec([]byte(`{"version": 1, "seed": 42, "dim": 2,
 	  "bounds": {"lo": [-7, -7], "hi": [7, 7]},
 	  "families": [{"name": "psi", "kind": "mmd", "features": 256, "bandwidth": 0.05}]}`))
 	if err != nil {
 		panic(err)
 	}
-	d := Data{Spec: spec}
+	d := Data{Spec: sp}
 	for k := 0; k < train+test; k++ {
 		rng := embedding.NewRNG(7, fmt.Sprintf("examples/marginal-transfer/%s/%d", name, k))
 		x, y := dom(rng, points)
@@ -442,13 +442,13 @@ func Digits(path string, train, test int) (Data, error) {
 	for i := range lo {
 		lo[i], hi[i] = "-4", "28"
 	}
-	spec, err := spec.ParseSpec([]byte(`{"version": 1, "seed": 42, "dim": 64,
+	sp, err := spec.ParseSpec([]byte(`{"version": 1, "seed": 42, "dim": 64,
 	  "bounds": {"lo": [` + strings.Join(lo, ",") + `], "hi": [` + strings.Join(hi, ",") + `]},
 	  "families": [{"name": "psi", "kind": "mmd", "features": 256, "bandwidth": 0.25}]}`))
 	if err != nil {
 		return Data{}, err
 	}
-	d := Data{Spec: spec}
+	d := Data{Spec: sp}
 	rng := embedding.NewRNG(7, "examples/marginal-transfer/digits")
 	perm := make([]int, len(imgs))
 	for i := range perm {
