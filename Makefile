@@ -9,7 +9,7 @@ LDFLAGS := -s -w -X github.com/distfeat/distfeat/internal/buildinfo.Version=$(VE
 # loader (≈ 1 ms of every `distfeat embed` run).
 TAGS    ?= dev
 
-.PHONY: build test test-race test-arch vet bench bench-e2e demo fuzz soak clean
+.PHONY: build test test-race test-arch vet bench bench-e2e bench-kcat demo fuzz soak clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/distfeat
@@ -69,6 +69,10 @@ bench:
 # End-to-end throughput through the embedded broker, with the raw consume→produce ceiling.
 bench-e2e: build
 	$(BIN) bench
+
+# The worker against a kcat consume→produce copy, the broker in its own process (needs kcat).
+bench-kcat: build
+	scripts/kcat-ratio.sh
 
 demo: build
 	$(BIN) demo
