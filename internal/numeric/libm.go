@@ -27,6 +27,21 @@ import (
 // normal x (its assembly performs the same operations; for subnormal x it mis-scales the
 // exponent, which this function does not). NaN and +Inf return x, x < 0 NaN, ±0 −Inf.
 func Log(x float64) float64 {
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 1):
+		return x
+	case x < 0:
+		return math.NaN()
+	case x == 0:
+		return math.Inf(-1)
+	}
+	f1, ki := math.Frexp(x) // exact
+	return logFrexp(f1, ki)
+}
+
+// logFrexp is ln(f1·2^ki) for f1 in [½, 1): the reduction and polynomial of Log, shared with
+// the normal draws' logUnit (rng.go).
+func logFrexp(f1 float64, ki int) float64 {
 	const (
 		ln2Hi = 6.93147180369123816490e-01 // 0x3fe62e42fee00000
 		ln2Lo = 1.90821492927058770002e-10 // 0x3dea39ef35793c76
@@ -38,15 +53,6 @@ func Log(x float64) float64 {
 		l6    = 1.531383769920937332e-01   // 0x3FC39A09D078C69F
 		l7    = 1.479819860511658591e-01   // 0x3FC2F112DF3E5244
 	)
-	switch {
-	case math.IsNaN(x) || math.IsInf(x, 1):
-		return x
-	case x < 0:
-		return math.NaN()
-	case x == 0:
-		return math.Inf(-1)
-	}
-	f1, ki := math.Frexp(x) // exact
 	if f1 < math.Sqrt2/2 {
 		f1 *= 2
 		ki--

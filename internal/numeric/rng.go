@@ -101,33 +101,6 @@ func (r *RNG) NormalFill(dst []float64) {
 // special cases and with the exponent split of a normal number done on its bits (what
 // math.Frexp returns for it).
 func logUnit(x float64) float64 {
-	const (
-		ln2Hi = 6.93147180369123816490e-01
-		ln2Lo = 1.90821492927058770002e-10
-		l1    = 6.666666666666735130e-01
-		l2    = 3.999999999940941908e-01
-		l3    = 2.857142874366239149e-01
-		l4    = 2.222219843214978396e-01
-		l5    = 1.818357216161805012e-01
-		l6    = 1.531383769920937332e-01
-		l7    = 1.479819860511658591e-01
-	)
 	b := math.Float64bits(x)
-	ki := int(b>>52) - 1022
-	f1 := math.Float64frombits(b&(1<<52-1) | 1022<<52)
-	if f1 < math.Sqrt2/2 {
-		f1 *= 2
-		ki--
-	}
-	f := f1 - 1
-	k := float64(ki)
-
-	s := f / (2 + f)
-	s2 := float64(s * s)
-	s4 := float64(s2 * s2)
-	t1 := float64(s2 * (l1 + float64(s4*(l3+float64(s4*(l5+float64(s4*l7)))))))
-	t2 := float64(s4 * (l2 + float64(s4*(l4+float64(s4*l6)))))
-	rr := t1 + t2
-	hfsq := float64(float64(0.5*f) * f)
-	return float64(k*ln2Hi) - ((hfsq - (float64(s*(hfsq+rr)) + float64(k*ln2Lo))) - f)
+	return logFrexp(math.Float64frombits(b&(1<<52-1)|1022<<52), int(b>>52)-1022)
 }
