@@ -42,7 +42,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
-	spec, err := spec.LoadSpec(*specPath)
+	sp, err := spec.LoadSpec(*specPath)
 	if err != nil {
 		return err
 	}
@@ -66,7 +66,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer prog.done()
 
 	o := benchOptions{sets: *sets, points: *points, chunk: *chunk, format: *format, workers: *workers,
-		partitions: *partitions, specPath: *specPath, dim: spec.Dim, cpuProfile: cpuOut, blockProfile: blockOut,
+		partitions: *partitions, specPath: *specPath, dim: sp.Dim, cpuProfile: cpuOut, blockProfile: blockOut,
 		pointOutput: *points2}
 	var runs []benchResult
 	for i := 0; i < *repeat; i++ {
@@ -79,7 +79,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	prog.done()
 	fmt.Fprintf(stdout, "distfeat bench: %d sets, %d points, %d records (%s, chunk %d), spec %s, %d partitions, %d worker(s), %d run(s)\n",
-		*sets, runs[0].points, runs[0].records, *format, *chunk, spec.ID(), *partitions, *workers, len(runs))
+		*sets, runs[0].points, runs[0].records, *format, *chunk, sp.ID(), *partitions, *workers, len(runs))
 	for i, r := range runs {
 		fmt.Fprintf(stdout, "  run %d: ceiling %9.0f points/s (%s)   pipeline %9.0f points/s, %7.1f windows/s (%s, %.2f of %d cores)   %3.0f%%\n",
 			i+1, r.rawRate(), r.raw.Round(time.Millisecond), r.pipeRate(), r.windowRate(), r.pipe.Round(time.Millisecond),

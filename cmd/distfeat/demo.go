@@ -113,8 +113,8 @@ func demo(ctx context.Context, o demoOptions, stderr io.Writer) (*demoReport, er
 	defer b.Close()
 	brokers := b.Addrs()
 
-	spec := spec.DefaultSpec()
-	emb, err := embedding.New(spec)
+	sp := spec.DefaultSpec()
+	emb, err := embedding.New(sp)
 	if err != nil {
 		return nil, err
 	}
@@ -122,12 +122,12 @@ func demo(ctx context.Context, o demoOptions, stderr io.Writer) (*demoReport, er
 	defer stopWorkers()
 
 	// The sets: synthetic truncated mixtures, kept for the checks.
-	sets := synth.Sets(o.seed, o.sets, o.points, spec.Dim)
+	sets := synth.Sets(o.seed, o.sets, o.points, sp.Dim)
 	batches := make([]schema.Batch, len(sets))
 	t0 := time.Now().UnixMilli()
 	rep := &demoReport{sets: len(sets)}
 	for i, s := range sets {
-		batches[i] = schema.Batch{Set: s.ID, Points: s.Points, N: len(s.Points) / spec.Dim, EventTime: t0 + int64(i), End: true}
+		batches[i] = schema.Batch{Set: s.ID, Points: s.Points, N: len(s.Points) / sp.Dim, EventTime: t0 + int64(i), End: true}
 		rep.points += batches[i].N
 	}
 
@@ -141,7 +141,7 @@ func demo(ctx context.Context, o demoOptions, stderr io.Writer) (*demoReport, er
 	}()
 
 	start := time.Now()
-	if err := produceDemo(ctx, brokers, spec.Dim, batches, prog); err != nil {
+	if err := produceDemo(ctx, brokers, sp.Dim, batches, prog); err != nil {
 		return rep, err
 	}
 	select {

@@ -123,11 +123,11 @@ func writeSpec(t *testing.T) (string, *embedding.Embedder) {
 	if err := os.WriteFile(path, []byte(testSpec), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	spec, err := spec.ParseSpec([]byte(testSpec))
+	sp, err := spec.ParseSpec([]byte(testSpec))
 	if err != nil {
 		t.Fatal(err)
 	}
-	emb, err := embedding.New(spec)
+	emb, err := embedding.New(sp)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,11 +45,11 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *format != "jsonl" && *format != "arrow" {
 		return fmt.Errorf("--format %q: want jsonl or arrow", *format)
 	}
-	spec, err := spec.LoadSpec(*specPath)
+	sp, err := spec.LoadSpec(*specPath)
 	if err != nil {
 		return err
 	}
-	emb, err := embedding.New(spec)
+	emb, err := embedding.New(sp)
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer closeIn()
-	sink, err := newFeatureSink(w, *format, spec, emb)
+	sink, err := newFeatureSink(w, *format, sp, emb)
 	if err != nil {
 		_ = commit(false)
 		return err
@@ -79,7 +79,7 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *pointsOut != "" {
 		var pw io.Writer
 		if pw, commitPoints, err = openOutput(ctx, *pointsOut, stdout); err == nil {
-			psink, err = newPointSink(pw, *format, spec, emb, *workers)
+			psink, err = newPointSink(pw, *format, sp, emb, *workers)
 		} else {
 			err = fmt.Errorf("--points %s: %w", *pointsOut, errors.Unwrap(err)) // openOutput names --out
 		}

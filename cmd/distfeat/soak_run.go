@@ -106,16 +106,16 @@ func soak(parent context.Context, o *soakOptions, stderr io.Writer) (*soakReport
 
 // newSoakReport loads the spec and sizes the expectations and the memory bound.
 func newSoakReport(o *soakOptions) (*soakReport, int, error) {
-	spec, err := spec.LoadSpec(o.specPath)
+	sp, err := spec.LoadSpec(o.specPath)
 	if err != nil {
 		return nil, 0, err
 	}
-	emb, err := embedding.New(spec)
+	emb, err := embedding.New(sp)
 	if err != nil {
 		return nil, 0, err
 	}
-	rep := &soakReport{o: o, specID: spec.ID(), sketchBytes: emb.NewSketch().SizeBytes(), emitted: map[string]float64{}}
-	rep.recordBytes = sampleRecordBytes(spec, emb)
+	rep := &soakReport{o: o, specID: sp.ID(), sketchBytes: emb.NewSketch().SizeBytes(), emitted: map[string]float64{}}
+	rep.recordBytes = sampleRecordBytes(sp, emb)
 	if o.keysMode() {
 		perPartition := int64(o.maxOpen+min(o.maxOpen, soakFreeListCap))*int64(rep.sketchBytes) +
 			soakOutputBatches*soakOutputBatchMsgs*int64(rep.recordBytes)
@@ -126,7 +126,7 @@ func newSoakReport(o *soakOptions) (*soakReport, int, error) {
 		rep.expectedWindows = o.sets
 	}
 	rep.loadStart = loadAvg()
-	return rep, spec.Dim, nil
+	return rep, sp.Dim, nil
 }
 
 // startWorker starts one more worker process in the next slot.

@@ -22,24 +22,24 @@ func runSpec(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		_, err := io.WriteString(stdout, spec.FieldReference())
 		return err
 	}
-	spec, err := spec.LoadSpec(*specPath)
+	sp, err := spec.LoadSpec(*specPath)
 	if err != nil {
 		return err
 	}
-	emb, err := embedding.New(spec)
+	emb, err := embedding.New(sp)
 	if err != nil {
 		return err
 	}
 	var pretty any
-	if err := json.Unmarshal(spec.CanonicalJSON(), &pretty); err != nil {
+	if err := json.Unmarshal(sp.CanonicalJSON(), &pretty); err != nil {
 		return err
 	}
 	b, err := json.MarshalIndent(pretty, "", "  ")
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "spec_id: %s\n\nresolved spec:\n%s\n\noutput schema:\n%s\n", spec.ID(), b,
-		schema.NewOutput(spec, emb.Columns()).Schema())
+	fmt.Fprintf(stdout, "spec_id: %s\n\nresolved spec:\n%s\n\noutput schema:\n%s\n", sp.ID(), b,
+		schema.NewOutput(sp, emb.Columns()).Schema())
 	fmt.Fprintf(stdout, "\nsketch memory per open window: %d bytes\n", emb.NewSketch().SizeBytes())
 	if maps := emb.PointMaps(); len(maps) > 0 {
 		var cols []embedding.Column
@@ -47,7 +47,7 @@ func runSpec(_ context.Context, args []string, stdout, stderr io.Writer) error {
 			cols = append(cols, embedding.Column{Name: m.Name(), Family: m.Name(), Len: m.Len()})
 		}
 		fmt.Fprintf(stdout, "\nper-point output schema (embed --points, DISTFEAT_POINT_FEATURES_TOPIC; docs/marginal-transfer.md):\n%s\n",
-			schema.NewPointOutput(spec, cols).Schema())
+			schema.NewPointOutput(sp, cols).Schema())
 	}
 	return nil
 }
