@@ -3,7 +3,6 @@ package main
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -29,10 +28,7 @@ func TestProductionBuildHasNoKfake(t *testing.T) {
 	if n := kfakeSymbols(t, binPath); n > 0 {
 		t.Errorf("the production binary has %d kfake symbols", n)
 	}
-	dev := filepath.Join(t.TempDir(), "distfeat-dev")
-	if out, err := exec.Command("go", "build", "-tags=dev", "-o", dev, ".").CombinedOutput(); err != nil {
-		t.Fatalf("building with -tags dev: %v\n%s", err, out)
-	}
+	dev := devBinary(t)
 	if info, _ := exec.Command("go", "version", "-m", dev).CombinedOutput(); !strings.Contains(string(info), kfakeModule) {
 		t.Errorf("go version -m does not list %s in the dev build: the module check cannot see it", kfakeModule)
 	}

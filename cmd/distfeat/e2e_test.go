@@ -23,8 +23,31 @@ import (
 	"github.com/distfeat/distfeat/spec"
 )
 
-// binPath is the distfeat binary built once for the process-level tests.
-var binPath string
+// binPath is the distfeat binary built once for the process-level tests; binDir holds it
+// (and the dev build, devBinary).
+var binPath, binDir string
+
+// devBuild is the -tags dev binary, built on first use (devBinary).
+var devBuild struct {
+	once sync.Once
+	path string
+	err  error
+	out  []byte
+}
+
+// devBinary returns the path of a -tags dev build of distfeat (with broker, demo, bench and
+// soak), built once per test process.
+func devBinary(t *testing.T) string {
+	t.Helper()
+	devBuild.once.Do(func() {
+		devBuild.path = filepath.Join(binDir, "distfeat-dev")
+		devBuild.out, devBuild.err = exec.Command("go", "build", "-tags=dev", "-o", devBuild.path, ".").CombinedOutput()
+	})
+	if devBuild.err != nil {
+		t.Fatalf("building with -tags dev: %v\n%s", devBuild.err, devBuild.out)
+	}
+	return devBuild.path
+}
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "distfeat-e2e")
@@ -32,7 +55,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	binPath = filepath.Join(dir, "distfeat")
+	binDir, binPath = dir, filepath.Join(dir, "distfeat")
 	// The production build (no dev tag, as deploy/Dockerfile builds it), even under
 	// GOFLAGS=-tags=dev: the process tests run the worker as shipped.
 	build := exec.Command("go", "build", "-tags=", "-o", binPath, ".")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"sort"
@@ -92,4 +93,53 @@ func TestThirdPartyClient(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// TestKcatRatioScript: scripts/kcat-ratio.sh, the documented end-to-end measurement against a
+// kcat copy (docs/performance.md), runs on a small load and reports a ratio: it must not rot
+// unnoticed. Its numbers are not judged here (speed is never asserted in tests).
+func TestKcatRatioScript(t *testing.T) {
+	requireTool(t, "kcat", "kcat")
+	requireTool(t, "curl", "curl")
+	dev := devBinary(t)
+	port := freeLoopbackPorts(t, 2)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "../../scripts/kcat-ratio.sh", "-r", "1", "-s", "40", "-p", "50",
+		"-P", fmt.Sprint(port), "-b", dev)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kcat-ratio.sh: %v\n%s", err, out)
+	}
+	for _, want := range []string{"run 1: kcat copy ", " ms, worker ", "median ratio (spec version 3): "} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("kcat-ratio.sh output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// freeLoopbackPorts returns a port p such that p … p+n−1 were free on 127.0.0.1 a moment ago.
+func freeLoopbackPorts(t *testing.T, n int) int {
+	t.Helper()
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		free := true
+		for i := 1; i < n && free; i++ {
+			if l2, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+i)); err != nil {
+				free = false
+			} else {
+				l2.Close()
+			}
+		}
+		if free {
+			return p
+		}
+	}
+	t.Fatalf("no %d consecutive free loopback ports", n)
+	return 0
 }
