@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 
 	"github.com/distfeat/distfeat/calibrate"
 	"github.com/distfeat/distfeat/spec"
@@ -46,58 +47,18 @@ func runCalibrateTwoSample(ctx context.Context, f calibrateFlags, stdout io.Writ
 	}
 	defer specOut.Abort()
 	defer reportOut.Abort()
-	var base *spec.Spec
-	if f.specPath != "" {
-		if base, err = spec.LoadSpec(f.specPath); err != nil {
-			return err
-		}
-		f.dim = base.Dim
-	}
-	ref, dim, err := readPoints(f.in, f.dim)
-	if err != nil {
-		return fmt.Errorf("--in: %w", err)
-	}
-	var alt []float64
-	if f.twoSample.alternative != "" {
-		if alt, _, err = readPoints(f.twoSample.alternative, dim); err != nil {
-			return fmt.Errorf("--alternative: %w", err)
-		}
-	}
-	lo, hi := make([]float64, dim), make([]float64, dim)
-	if base != nil {
-		copy(lo, base.Bounds.Lo)
-		copy(hi, base.Bounds.Hi)
-	} else {
-		lo, hi = pointBounds(append(append([]float64(nil), ref...), alt...), dim)
-	}
-	norm := func(x []float64) []float64 {
-		u := make([]float64, len(x))
-		for i, v := range x {
-			j := i % dim
-			u[i] = min(max((v-lo[j])/(hi[j]-lo[j]), 0), 1)
-		}
-		return u
-	}
-	res, err := calibrate.TwoSample(norm(ref), norm(alt), dim, calibrate.TwoSampleOptions{Window: f.twoSample.window, Alpha: f.twoSample.alpha})
+	in, err := readTwoSampleInputs(f)
 	if err != nil {
 		return err
 	}
-	refPath, err := filepath.Abs(f.in)
+	res, err := calibrate.TwoSample(in.normalise(in.ref), in.normalise(in.alt), in.dim,
+		calibrate.TwoSampleOptions{Window: f.twoSample.window, Alpha: f.twoSample.alpha})
 	if err != nil {
 		return err
 	}
-	doc := map[string]any{
-		"version": calibrate.NewestVersion, "dim": dim, "bounds": map[string]any{"lo": lo, "hi": hi},
-		"families": []any{map[string]any{"name": "drift", "kind": "two_sample", "reference": refPath,
-			"bandwidth": res.Bandwidth, "bands": res.Bands, "frequencies": res.Frequencies, "alpha": f.twoSample.alpha}},
-	}
-	b, err := json.MarshalIndent(doc, "", "  ")
+	b, err := twoSampleSpec(in, res, f.twoSample.alpha)
 	if err != nil {
 		return err
-	}
-	b = append(b, '\n')
-	if _, err := spec.ParseSpec(b); err != nil { // the proposal must load
-		return fmt.Errorf("proposed spec: %w", err)
 	}
 	if specOut == nil {
 		_, err = stdout.Write(b)
@@ -129,6 +90,76 @@ func runCalibrateTwoSample(ctx context.Context, f calibrateFlags, stdout io.Writ
 		w = io.Discard
 	}
 	return res.WriteSummary(w)
+}
+
+// twoSampleInputs are calibrate --two-sample's points and the bounds they are normalised with.
+type twoSampleInputs struct {
+	refPath  string    // the reference file, absolute: the proposed spec names it
+	ref, alt []float64 // the reference's and the alternative's points (row-major)
+	dim      int
+	lo, hi   []float64 // the base spec's bounds, or the points' own
+}
+
+// readTwoSampleInputs reads the reference (--in), the alternative (--alternative, optional)
+// and the bounds: the base spec's (--spec), or the points' own range.
+func readTwoSampleInputs(f calibrateFlags) (twoSampleInputs, error) {
+	var in twoSampleInputs
+	var base *spec.Spec
+	if f.specPath != "" {
+		var err error
+		if base, err = spec.LoadSpec(f.specPath); err != nil {
+			return in, err
+		}
+		f.dim = base.Dim
+	}
+	var err error
+	if in.ref, in.dim, err = readPoints(f.in, f.dim); err != nil {
+		return in, fmt.Errorf("--in: %w", err)
+	}
+	if f.twoSample.alternative != "" {
+		if in.alt, _, err = readPoints(f.twoSample.alternative, in.dim); err != nil {
+			return in, fmt.Errorf("--alternative: %w", err)
+		}
+	}
+	if base != nil {
+		in.lo, in.hi = slices.Clone(base.Bounds.Lo), slices.Clone(base.Bounds.Hi)
+	} else {
+		in.lo, in.hi = pointBounds(append(slices.Clone(in.ref), in.alt...), in.dim)
+	}
+	if in.refPath, err = filepath.Abs(f.in); err != nil {
+		return in, err
+	}
+	return in, nil
+}
+
+// normalise maps points into the unit cube of the inputs' bounds (clipped), as the worker
+// does with out_of_bounds: clip.
+func (in twoSampleInputs) normalise(x []float64) []float64 {
+	u := make([]float64, len(x))
+	for i, v := range x {
+		j := i % in.dim
+		u[i] = min(max((v-in.lo[j])/(in.hi[j]-in.lo[j]), 0), 1)
+	}
+	return u
+}
+
+// twoSampleSpec is the proposed spec: one two_sample family named drift with the chosen
+// bandwidth, bands and frequencies, its reference the --in file; it must load.
+func twoSampleSpec(in twoSampleInputs, res *calibrate.TwoSampleResult, alpha float64) ([]byte, error) {
+	doc := map[string]any{
+		"version": calibrate.NewestVersion, "dim": in.dim, "bounds": map[string]any{"lo": in.lo, "hi": in.hi},
+		"families": []any{map[string]any{"name": "drift", "kind": "two_sample", "reference": in.refPath,
+			"bandwidth": res.Bandwidth, "bands": res.Bands, "frequencies": res.Frequencies, "alpha": alpha}},
+	}
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, '\n')
+	if _, err := spec.ParseSpec(b); err != nil {
+		return nil, fmt.Errorf("proposed spec: %w", err)
+	}
+	return b, nil
 }
 
 // readPoints pools the points of every set of a JSON-lines file.
