@@ -264,7 +264,7 @@ table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:
 th{background:#eef}td.num{text-align:right;font-family:monospace}.rule{font-size:90%;color:#444}
 .plots{display:flex;flex-wrap:wrap;gap:12px}figure{margin:0}figcaption{font-weight:600}
 pre{background:#f6f6f6;padding:1em;overflow:auto}
-table.mt-grid td.num{min-width:6em}td.mt-cell.chosen{outline:3px solid #d62728;outline-offset:-3px;font-weight:700}
+table.mt-decision th{white-space:nowrap}table.mt-grid td.num{min-width:6em}table.mt-grid th.num{text-align:right}tr.pool>*{border-bottom:2px solid #888}td.mt-cell.chosen{outline:3px solid #d62728;outline-offset:-3px;font-weight:700}
 td.mt-cell.rowbest .best{color:#8a5a00}span.se{color:#666;font-size:85%;margin-left:.3em}tr.chosen td{background:#fde8e8;font-weight:700}
 </style></head><body>
 <h1>distfeat calibrate</h1>
@@ -291,7 +291,7 @@ td.mt-cell.rowbest .best{color:#8a5a00}span.se{color:#666;font-size:85%;margin-l
 <tr><th>rule</th><td class="rule">{{.Rule}}</td></tr></table>
 <h3>Held-out accuracy over the σ grid (D = {{.GridD}})</h3>
 <table class="mt-grid"><tr><th>σ<sub>P</sub> \ σ<sub>X</sub></th>{{range .SigmaX}}<th class="num">{{printf "%.4g" .}}</th>{{end}}</tr>
-{{range .Rows}}<tr><th>{{.Label}}</th>{{range .Cells}}{{if .Present}}<td class="num mt-cell{{if .Chosen}} chosen{{end}}{{if .RowBest}} rowbest{{end}}" style="{{.Style}}" data-sp="{{.SP}}" data-sx="{{.SX}}" title="λ = {{printf "%.0e" .Lambda}}">{{printf "%.3f" .Accuracy}}<span class="se">±{{printf "%.3f" .SE}}</span>{{if .RowBest}}<span class="best"> ★</span>{{end}}</td>{{else}}<td class="num">—</td>{{end}}{{end}}</tr>
+{{range .Rows}}<tr{{if .Pooling}} class="pool"{{end}}><th>{{.Label}}</th>{{range .Cells}}{{if .Present}}<td class="num mt-cell{{if .Chosen}} chosen{{end}}{{if .RowBest}} rowbest{{end}}" style="{{.Style}}" data-sp="{{.SP}}" data-sx="{{.SX}}" title="λ = {{printf "%.0e" .Lambda}}">{{printf "%.3f" .Accuracy}}<span class="se">±{{printf "%.3f" .SE}}</span>{{if .RowBest}}<span class="best"> ★</span>{{end}}</td>{{else}}<td class="num">—</td>{{end}}{{end}}</tr>
 {{end}}</table>
 <p class="rule">Each cell: mean held-out accuracy over the sets ± its standard error, at the cell's best ridge penalty λ (hover for it); shaded from the grid's lowest accuracy (white) to its highest (green). ★ the best of its row; red border: the proposed σ's. The pooling row is the constant set kernel (σ<sub>P</sub> = ∞).</p>
 <h3>Feature count D at the proposed σ's</h3>

@@ -19,8 +19,9 @@ type mtReport struct {
 
 // mtRow is one σ_P (or pooling) of the grid.
 type mtRow struct {
-	Label string // "pooling" or σ_P
-	Cells []mtCell
+	Label   string // "pooling" or σ_P
+	Pooling bool
+	Cells   []mtCell
 }
 
 // mtCell is one candidate of the grid; Present is false where the grid has no such
@@ -80,7 +81,7 @@ func newMTReport(r *MarginalResult) *mtReport {
 		lo, hi = min(lo, c.Accuracy), max(hi, c.Accuracy)
 	}
 	for _, sp := range sigmaP {
-		row := mtRow{Label: "pooling", Cells: make([]mtCell, len(v.SigmaX))}
+		row := mtRow{Label: "pooling", Pooling: sp == 0, Cells: make([]mtCell, len(v.SigmaX))}
 		if sp != 0 {
 			row.Label = fmt.Sprintf("%.4g", sp)
 		}
