@@ -121,6 +121,8 @@ type Result struct {
 	// and Labels their classes with counts.
 	Labelled int
 	Labels   string
+	// Marginal is the marginal-transfer search of --point-label (nil without it); the report shows it.
+	Marginal *MarginalResult
 }
 
 // FamilyResult is what the report shows about one family.

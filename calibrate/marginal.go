@@ -85,8 +85,10 @@ type MarginalResult struct {
 	Lambda float64
 	// Chosen is the proposed candidate; BestPooling and BestMarginal the best of each kind.
 	Chosen, BestPooling, BestMarginal MarginalCandidate
-	// Grid holds every (σ_P or pooling, σ_X) candidate at the grid's D, then the D sweep.
-	Grid []MarginalCandidate
+	// Grid holds every (σ_P or pooling, σ_X) candidate at the grid's D, then, from
+	// Grid[SweepStart], the D sweep at the chosen σ's (the other D candidates).
+	Grid       []MarginalCandidate
+	SweepStart int
 	// Rule explains the choice.
 	Rule string
 	// MedianPsi and MedianX are the scales the default grids are built on.
@@ -174,6 +176,7 @@ func MarginalTransfer(ctx context.Context, emb *embedding.Embedder, sets []Label
 	if err != nil {
 		return nil, err
 	}
+	res.SweepStart = len(res.Grid)
 	res.Grid = append(res.Grid, sweep...)
 	res.Chosen, res.Lambda = chosen, chosen.Lambda
 	res.Family = marginalFamily(o.Name, o.SetFamily, chosen)

@@ -20,13 +20,14 @@ import (
 // self-check, and plots rendered here as PNG (data URIs; no script, no external resource):
 // the exact kernel heat map of the sample per family, the histogram of within-set distances
 // with the mmd bandwidths marked, the histograms of set-to-set distances with each sigma
-// marked, the mmd bandwidth criterion, and approximate vs exact kernel per family.
+// marked, the mmd bandwidth criterion, and approximate vs exact kernel per family; with a
+// marginal-transfer search (r.Marginal), its decision, σ grid and D sweep as tables.
 func (r *Result) WriteReport(w io.Writer) error {
 	var spec bytes.Buffer
 	if err := json.Indent(&spec, r.Spec.CanonicalJSON(), "", "  "); err != nil {
 		return err
 	}
-	data := reportData{Result: r, SpecJSON: spec.String(), SpecID: r.Spec.ID()}
+	data := reportData{Result: r, SpecJSON: spec.String(), SpecID: r.Spec.ID(), MT: newMTReport(r.Marginal)}
 	add := func(title string, p *plot.Plot, err error) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", title, err)
@@ -90,6 +91,7 @@ type reportData struct {
 	*Result
 	SpecJSON, SpecID string
 	Plots            []reportPlot
+	MT               *mtReport // the marginal-transfer search, nil without one
 }
 
 func pngURI(p *plot.Plot) (string, error) {
@@ -262,6 +264,8 @@ table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:
 th{background:#eef}td.num{text-align:right;font-family:monospace}.rule{font-size:90%;color:#444}
 .plots{display:flex;flex-wrap:wrap;gap:12px}figure{margin:0}figcaption{font-weight:600}
 pre{background:#f6f6f6;padding:1em;overflow:auto}
+table.mt-decision th{white-space:nowrap}table.mt-grid td.num{min-width:6em}table.mt-grid th.num{text-align:right}tr.pool>*{border-bottom:2px solid #888}td.mt-cell.chosen{outline:3px solid #d62728;outline-offset:-3px;font-weight:700}
+td.mt-cell.rowbest .best{color:#8a5a00}span.se{color:#666;font-size:85%;margin-left:.3em}tr.chosen td{background:#fde8e8;font-weight:700}
 </style></head><body>
 <h1>distfeat calibrate</h1>
 <p>{{.Sets}} sets read, {{.Sampled}} sampled ({{.Points}} points); dim {{.Spec.Dim}}; spec_id <code>{{.SpecID}}</code>.</p>
@@ -279,7 +283,23 @@ pre{background:#f6f6f6;padding:1em;overflow:auto}
 <table><tr><th>field</th><th>value</th><th>rule</th></tr>
 {{range .Notes}}<tr><td><code>{{.Field}}</code></td><td class="num">{{.Value}}</td><td class="rule">{{.Rule}}</td></tr>
 {{end}}</table>
-<h2>Plots</h2>
+{{with .MT}}<h2 id="marginal-transfer">Per-point features (marginal transfer)</h2>
+<p>The <code>marginal_transfer</code> family <code>{{.Family.Name}}</code> was chosen by cross-validation over the labelled sets: {{.Sets}} sets in {{.Folds}} folds, whole sets held out (never points of a set); a one-vs-rest ridge classifier on the per-point features of the other folds, each set weighted equally, is scored by its accuracy on the held-out sets' points. The grids are built on the median ‖Ψ(P)−Ψ(P′)‖ between sets, {{printf "%.4g" .MedianPsi}} (σ<sub>P</sub>), and the median distance between two points of a set, {{printf "%.4g" .MedianX}} (σ<sub>X</sub>, normalised units).</p>
+<table class="mt-decision"><tr><th>proposed</th><td>{{if .Chosen.Pooling}}<strong>pooling</strong> (σ<sub>P</sub> = ∞: the point's features alone){{else}}<strong>marginal transfer</strong> (Ψ(P) from <code>{{.Family.SetFamily}}</code>): σ<sub>P</sub> = {{printf "%.4g" .Chosen.SigmaP}}{{end}}, σ<sub>X</sub> = {{printf "%.4g" .Chosen.SigmaX}}, D = {{.Chosen.Features}}, λ = {{printf "%.0e" .Chosen.Lambda}}; held-out accuracy {{printf "%.3f" .Chosen.Accuracy}} ± {{printf "%.3f" .Chosen.SE}}</td></tr>
+<tr><th>best pooled</th><td>{{printf "%.3f" .BestPooling.Accuracy}} ± {{printf "%.3f" .BestPooling.SE}} (σ<sub>X</sub> = {{printf "%.4g" .BestPooling.SigmaX}})</td></tr>
+<tr><th>best marginal transfer</th><td>{{printf "%.3f" .BestMarginal.Accuracy}} ± {{printf "%.3f" .BestMarginal.SE}} (σ<sub>P</sub> = {{printf "%.4g" .BestMarginal.SigmaP}}, σ<sub>X</sub> = {{printf "%.4g" .BestMarginal.SigmaX}})</td></tr>
+<tr><th>rule</th><td class="rule">{{.Rule}}</td></tr></table>
+<h3>Held-out accuracy over the σ grid (D = {{.GridD}})</h3>
+<table class="mt-grid"><tr><th>σ<sub>P</sub> \ σ<sub>X</sub></th>{{range .SigmaX}}<th class="num">{{printf "%.4g" .}}</th>{{end}}</tr>
+{{range .Rows}}<tr{{if .Pooling}} class="pool"{{end}}><th>{{.Label}}</th>{{range .Cells}}{{if .Present}}<td class="num mt-cell{{if .Chosen}} chosen{{end}}{{if .RowBest}} rowbest{{end}}" style="{{.Style}}" data-sp="{{.SP}}" data-sx="{{.SX}}" title="λ = {{printf "%.0e" .Lambda}}">{{printf "%.3f" .Accuracy}}<span class="se">±{{printf "%.3f" .SE}}</span>{{if .RowBest}}<span class="best"> ★</span>{{end}}</td>{{else}}<td class="num">—</td>{{end}}{{end}}</tr>
+{{end}}</table>
+<p class="rule">Each cell: mean held-out accuracy over the sets ± its standard error, at the cell's best ridge penalty λ (hover for it); shaded from the grid's lowest accuracy (white) to its highest (green). ★ the best of its row; red border: the proposed σ's. The pooling row is the constant set kernel (σ<sub>P</sub> = ∞).</p>
+<h3>Feature count D at the proposed σ's</h3>
+<table><tr><th>D</th><th>λ</th><th>accuracy</th><th>SE</th><th>proposed</th></tr>
+{{range .Sweep}}<tr{{if .Chosen}} class="chosen"{{end}}><td class="num">{{.Features}}</td><td class="num">{{printf "%.0e" .Lambda}}</td><td class="num">{{printf "%.3f" .Accuracy}}</td><td class="num">{{printf "%.3f" .SE}}</td><td>{{if .Chosen}}✔{{end}}</td></tr>
+{{end}}</table>
+<p class="rule">The smallest D within 0.005 of the best accuracy at the proposed σ's is proposed.</p>
+{{end}}<h2>Plots</h2>
 <div class="plots">{{range .Plots}}<figure><figcaption>{{.Title}}</figcaption><img src="{{.URI}}" width="576" height="384" alt="{{.Title}}"></figure>
 {{end}}</div>
 <h2>Spec</h2>

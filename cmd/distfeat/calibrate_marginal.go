@@ -130,8 +130,8 @@ func readLabelledLines(path string, dim, maxSets int, field string) ([]calibrate
 }
 
 // addMarginalFamily chooses a marginal_transfer family for the proposed spec by
-// cross-validation over the labelled sets and appends it to the spec's families; it returns
-// the grid's summary.
+// cross-validation over the labelled sets, appends it to the spec's families and keeps the
+// search in res.Marginal (for the report); it returns the grid's summary.
 func addMarginalFamily(ctx context.Context, res *calibrate.Result, labelled []calibrate.LabelledSet, mf marginalFlags) (string, error) {
 	emb, err := embedding.New(res.Spec)
 	if err != nil {
@@ -145,5 +145,6 @@ func addMarginalFamily(ctx context.Context, res *calibrate.Result, labelled []ca
 	if err := res.Spec.Validate(); err != nil {
 		return "", fmt.Errorf("calibrate: the proposed marginal_transfer family: %w", err)
 	}
+	res.Marginal = mr
 	return "\n" + mr.Summary(), nil
 }

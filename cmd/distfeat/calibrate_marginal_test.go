@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"html"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,18 +38,20 @@ func labelledLines(n, points int) string {
 }
 
 // TestCalibratePointLabel: calibrate --point-label appends a marginal_transfer family to the
-// proposed spec (which embed --points then uses) and prints the cross-validation grid.
+// proposed spec (which embed --points then uses), prints the cross-validation grid and shows
+// it with the decision in the --report (a report without --point-label has no such section).
 func TestCalibratePointLabel(t *testing.T) {
 	dir := t.TempDir()
-	specOut := filepath.Join(dir, "spec.json")
+	specOut, reportOut := filepath.Join(dir, "spec.json"), filepath.Join(dir, "report.html")
 	code, stdout, stderr := runCLI(t, labelledLines(10, 60), "calibrate", "--families", "mmd",
-		"--point-label", "y", "--point-family", "cells", "--out", specOut)
+		"--point-label", "y", "--point-family", "cells", "--out", specOut, "--report", reportOut)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if !strings.Contains(stdout, "whole sets held out") || !strings.Contains(stdout, "← proposed") || !strings.Contains(stdout, "pooling") {
 		t.Errorf("the summary lacks the marginal-transfer grid:\n%s", stdout)
 	}
+	checkReportMarginal(t, reportOut, stdout, true)
 	sp, err := spec.LoadSpec(specOut)
 	if err != nil {
 		t.Fatal(err)
@@ -71,16 +75,44 @@ func TestCalibratePointLabel(t *testing.T) {
 	// The proposed spec as the base of another calibration: its marginal_transfer family is
 	// kept (and said so) without --point-label.
 	spec2 := filepath.Join(dir, "spec2.json")
-	code, stdout, stderr = runCLI(t, pointsOnly(labelledLines(10, 60)), "calibrate", "--spec", specOut, "--out", spec2)
+	report2 := filepath.Join(dir, "report2.html")
+	code, stdout, stderr = runCLI(t, pointsOnly(labelledLines(10, 60)), "calibrate", "--spec", specOut, "--out", spec2, "--report", report2)
 	if code != 0 || !strings.Contains(stdout, "kept from the base spec unchanged: cells") {
 		t.Fatalf("calibrate --spec <spec with a marginal_transfer family>: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
+	checkReportMarginal(t, report2, stdout, false)
 	sp2, err := spec.LoadSpec(spec2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if last := sp2.Families[len(sp2.Families)-1]; last.Name != "cells" || last != maps[0].Family() {
 		t.Errorf("the kept family %+v, want %+v", last, maps[0].Family())
+	}
+}
+
+// checkReportMarginal checks that the HTML report at path has the marginal-transfer section
+// (want) with the summary's decision rule (its "choice:" line) and a marked proposed cell, or
+// has no such section.
+func checkReportMarginal(t *testing.T, path, summary string, want bool) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := html.UnescapeString(string(b))
+	if has := strings.Contains(page, "Per-point features (marginal transfer)"); has != want {
+		t.Fatalf("report %s: marginal-transfer section %v, want %v", filepath.Base(path), has, want)
+	}
+	if !want {
+		return
+	}
+	_, rule, ok := strings.Cut(summary, "  choice: ")
+	rule, _, _ = strings.Cut(rule, "\n")
+	if !ok || !strings.Contains(page, rule) {
+		t.Errorf("the report lacks the summary's rule %q", rule)
+	}
+	if n := strings.Count(page, "mt-cell chosen"); n != 1 {
+		t.Errorf("the report marks %d grid cells as proposed, want 1", n)
 	}
 }
 
