@@ -33,7 +33,8 @@ func (c *calibration) selfCheck() error {
 	}
 	for _, t := range c.truths {
 		ck := Check{Family: t.name, Kernel: t.kernel, Exact: t.exact, R2Smoothed: math.NaN(), Ceiling: math.NaN()}
-		if t.hddRef != nil {
+		switch {
+		case t.hddRef != nil:
 			f := withCoef.Families[slices.IndexFunc(withCoef.Families, func(f spec.Family) bool { return f.Name == t.name })]
 			ev, err := c.evalHDD(f, *t.hddRef, true)
 			if err != nil {
@@ -41,65 +42,65 @@ func (c *calibration) selfCheck() error {
 			}
 			ck.Approx, ck.Truth, ck.Pairs = ev.X, ev.Ref, len(ev.X)
 			ck.R2, ck.R2Smoothed, ck.Ceiling = ev.R2, ev.R2Smoothed, ev.R2Coef
-			for k := range ck.Approx {
-				ck.MaxErr = math.Max(ck.MaxErr, math.Abs(ck.Approx[k]-ck.Truth[k]))
-			}
-		} else if t.estimate != nil {
-			col := columnIndex(emb, t.name)
-			var sets [][]float32
-			for _, v := range full {
-				sets = append(sets, v[col])
-			}
-			ck.Approx = innerPairs(sets)
+			ck.MaxErr = maxAbsDiff(ck.Approx, ck.Truth)
+		case t.estimate != nil:
+			ck.Approx = innerPairs(familyVectors(full, columnIndex(emb, t.name)))
 			ck.Pairs = len(ck.Approx)
 			ck.R2 = t.estimate(ck.Approx)
-		} else if t.mmd {
-			// The user's features are of the full sets; the reference is the exact kernel
-			// of m sub-sampled points, whose noise has variance v₁(m) + v₂(m) (first and
-			// second order, halvesNoise); the full sets' estimate shares its first-order
-			// noise v₁(n) = v₁(m)·m/n (the sub-sample is part of the full set; the shared
-			// second-order part is of order (m/n)²·v₂ and left out).
-			col := columnIndex(emb, t.name)
-			var sets [][]float32
-			for _, v := range full {
-				sets = append(sets, v[col])
-			}
-			ck.Approx, ck.Truth, ck.Pairs = innerPairs(sets), t.pairs, len(t.pairs)
-			ratio := make([]float64, len(c.smp.raw))
-			for k := range ratio {
-				ratio[k] = float64(len(c.smp.sub[k])) / float64(len(c.smp.raw[k]))
-			}
-			quarter, v2 := halvesNoiseParts(t.halfA, t.halfB, t.halfAB, t.halfBA)
-			vx, vt := covariance(ck.Approx, ck.Approx), covariance(ck.Truth, ck.Truth)-(quarter-v2)
-			cxt := covariance(ck.Approx, ck.Truth) - median(ratio)*(quarter-2*v2)
-			ck.R2 = math.NaN()
-			if vt > 0 && vx > 0 {
-				ck.R2 = math.Min(1, math.Max(0, cxt*cxt/(vx*vt)))
-			}
-			ck.R2Smoothed = rSquared(ck.Approx, ck.Truth)
-			for k := range ck.Approx {
-				ck.MaxErr = math.Max(ck.MaxErr, math.Abs(ck.Approx[k]-ck.Truth[k]))
-			}
-		} else if !t.exact {
+		case t.mmd:
+			c.checkMMD(&ck, t, innerPairs(familyVectors(full, columnIndex(emb, t.name))))
+		case !t.exact:
 			// A second stage on l2 coefficients: against its exact kernel on the sample
 			// (the random-feature error only).
-			vecs := full
-			col := columnIndex(emb, t.name)
-			for a := range vecs {
-				for b := a + 1; b < len(vecs); b++ {
-					ck.Approx = append(ck.Approx, dot32(vecs[a][col], vecs[b][col]))
-				}
-			}
-			ck.Truth = t.pairs
+			ck.Approx, ck.Truth = innerPairs(familyVectors(full, columnIndex(emb, t.name))), t.pairs
 			ck.Pairs = len(ck.Approx)
 			ck.R2 = rSquared(ck.Approx, ck.Truth)
-			for k := range ck.Approx {
-				ck.MaxErr = math.Max(ck.MaxErr, math.Abs(ck.Approx[k]-ck.Truth[k]))
-			}
+			ck.MaxErr = maxAbsDiff(ck.Approx, ck.Truth)
 		}
 		c.res.Checks = append(c.res.Checks, ck)
 	}
 	return nil
+}
+
+// checkMMD fills an mmd family's check from its features' inner products over the pairs.
+// The user's features are of the full sets; the reference is the exact kernel of m
+// sub-sampled points, whose noise has variance v₁(m) + v₂(m) (first and second order,
+// halvesNoise); the full sets' estimate shares its first-order noise v₁(n) = v₁(m)·m/n (the
+// sub-sample is part of the full set; the shared second-order part is of order (m/n)²·v₂ and
+// left out).
+func (c *calibration) checkMMD(ck *Check, t familyTruth, approx []float64) {
+	ck.Approx, ck.Truth, ck.Pairs = approx, t.pairs, len(t.pairs)
+	ratio := make([]float64, len(c.smp.raw))
+	for k := range ratio {
+		ratio[k] = float64(len(c.smp.sub[k])) / float64(len(c.smp.raw[k]))
+	}
+	quarter, v2 := halvesNoiseParts(t.halfA, t.halfB, t.halfAB, t.halfBA)
+	vx, vt := covariance(ck.Approx, ck.Approx), covariance(ck.Truth, ck.Truth)-(quarter-v2)
+	cxt := covariance(ck.Approx, ck.Truth) - median(ratio)*(quarter-2*v2)
+	ck.R2 = math.NaN()
+	if vt > 0 && vx > 0 {
+		ck.R2 = math.Min(1, math.Max(0, cxt*cxt/(vx*vt)))
+	}
+	ck.R2Smoothed = rSquared(ck.Approx, ck.Truth)
+	ck.MaxErr = maxAbsDiff(ck.Approx, ck.Truth)
+}
+
+// familyVectors is one family's column of every set's feature vectors.
+func familyVectors(full [][][]float32, col int) [][]float32 {
+	sets := make([][]float32, len(full))
+	for k, v := range full {
+		sets[k] = v[col]
+	}
+	return sets
+}
+
+// maxAbsDiff is max_k |a_k − b_k|.
+func maxAbsDiff(a, b []float64) float64 {
+	m := 0.0
+	for k := range a {
+		m = math.Max(m, math.Abs(a[k]-b[k]))
+	}
+	return m
 }
 
 // embedAll embeds every sampled set (or its sub-sample) in parallel; the output order is
