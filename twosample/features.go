@@ -15,6 +15,33 @@ type NormalSource interface {
 // Sincos returns sin θ and cos θ; distfeat passes its portable, bit-identical kernel.
 type Sincos func(theta float64) (sin, cos float64)
 
+// FixedSincos is an optional bulk kernel for the random Fourier features' window sums
+// (WithFixedSincos): distfeat passes its SIMD kernel. It must give, for every argument it
+// accepts, exactly the integers of the map's Sincos followed by the package's fixed-point
+// rounding (ToFixed(t) = round(t·2³²), ties to even): the window's sums are then the same
+// bits whichever computes them.
+type FixedSincos interface {
+	// Lanes is the padding unit of a row of arguments: AddFixed's rows hold a multiple of
+	// Lanes arguments.
+	Lanes() int
+	// MaxArg bounds the arguments AddFixed reproduces bit for bit: |θ| ≤ MaxArg. Points
+	// whose arguments could exceed it are computed with the map's Sincos instead.
+	MaxArg() float64
+	// AddFixed adds ToFixed(sin θ_r) to acc[r] and ToFixed(cos θ_r) to acc[len(theta)+r]
+	// for every argument θ_r of theta (len(acc) = 2·len(theta)).
+	AddFixed(theta []float64, acc []int64)
+}
+
+// Option configures a FeatureMap.
+type Option func(*FeatureMap)
+
+// WithFixedSincos makes the map's windows sum their random Fourier features with k
+// (the results are unchanged: see FixedSincos). Points outside [0,1]^d, and every point
+// when the frequencies could give arguments beyond k.MaxArg(), use the map's Sincos.
+func WithFixedSincos(k FixedSincos) Option {
+	return func(fm *FeatureMap) { fm.fixed = k }
+}
+
 // ErrConfig is wrapped by every configuration error.
 var ErrConfig = errors.New("twosample: invalid configuration")
 
@@ -28,13 +55,18 @@ type FeatureMap struct {
 	bandwidths []float64 // σ_k
 	omega      []float64 // K·F·d, row-major: frequency f of band k at (k·F+f)·d
 	sincos     Sincos
+	// The bulk path (WithFixedSincos); fixed is nil without it, or when the frequencies
+	// could give arguments beyond fixed.MaxArg() for points of [0,1]^d.
+	fixed  FixedSincos
+	hp     int       // K·F rounded up to fixed.Lanes()
+	omegaT []float64 // d×hp: ω_j of frequency f at omegaT[j·hp+f]; padding 0
 }
 
 // NewFeatureMap draws F frequencies per bandwidth from src (in band order, each frequency's
 // d coordinates N(0, σ_k⁻²) in turn) for points of dimension dim = len(center). center
 // (in [0,1]^d, e.g. Center of the reference) centres the moment block: u − c and (u − c)²
 // are far less collinear than u and u² when the points occupy a small part of the cube.
-func NewFeatureMap(center, bandwidths []float64, freqs int, src NormalSource, sc Sincos) (*FeatureMap, error) {
+func NewFeatureMap(center, bandwidths []float64, freqs int, src NormalSource, sc Sincos, opts ...Option) (*FeatureMap, error) {
 	dim := len(center)
 	switch {
 	case dim < 1:
@@ -63,7 +95,41 @@ func NewFeatureMap(center, bandwidths []float64, freqs int, src NormalSource, sc
 			fm.omega[k*freqs*dim+i] = src.Normal() / s
 		}
 	}
+	for _, o := range opts {
+		o(fm)
+	}
+	if fm.fixed != nil {
+		fm.setupFixed()
+	}
 	return fm, nil
+}
+
+// setupFixed lays the frequencies out for the bulk path, or disables it when an argument
+// θ = Σ_j float64(ω_j·u_j) of a point of [0,1]^d could exceed fixed.MaxArg(). The bound
+// is Σ_j |ω_j| summed in the same order: |float64(ω_j·u_j)| ≤ |ω_j| for |u_j| ≤ 1 and
+// rounding is monotone, so each partial sum of θ is at most the bound's in magnitude.
+func (fm *FeatureMap) setupFixed() {
+	d, nf := fm.dim, len(fm.omega)/fm.dim
+	maxTheta := 0.0
+	for f := range nf {
+		b := 0.0
+		for _, w := range fm.omega[f*d : (f+1)*d] {
+			b += math.Abs(w)
+		}
+		maxTheta = max(maxTheta, b)
+	}
+	lanes := fm.fixed.Lanes()
+	if !(maxTheta <= fm.fixed.MaxArg()) || lanes < 1 {
+		fm.fixed = nil
+		return
+	}
+	fm.hp = (nf + lanes - 1) / lanes * lanes
+	fm.omegaT = make([]float64, d*fm.hp)
+	for f := range nf {
+		for j := range d {
+			fm.omegaT[j*fm.hp+f] = fm.omega[f*d+j]
+		}
+	}
 }
 
 // Dim is the points' dimension d.
@@ -102,6 +168,22 @@ func (fm *FeatureMap) Eval(u, out []float64) {
 		}
 		s, c := fm.sincos(t)
 		out[o+2*f], out[o+2*f+1] = c, s
+	}
+}
+
+// thetas writes the arguments θ_f = Σ_j float64(ω_fj·u_j) of the point u to th (len hp),
+// each summed from 0 in increasing j with every product rounded, as Eval computes them
+// (padded arguments are 0). Frequencies run in the inner loop: independent chains.
+func (fm *FeatureMap) thetas(u, th []float64) {
+	hp := fm.hp
+	th = th[:hp]
+	clear(th)
+	for j, v := range u[:fm.dim] {
+		w := fm.omegaT[j*hp : (j+1)*hp]
+		w = w[:len(th)]
+		for f := range th {
+			th[f] += float64(w[f] * v) // rounded: no fused multiply-add (package doc)
+		}
 	}
 }
 
