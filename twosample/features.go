@@ -57,9 +57,8 @@ type FeatureMap struct {
 	sincos     Sincos
 	// The bulk path (WithFixedSincos); fixed is nil without it, or when the frequencies
 	// could give arguments beyond fixed.MaxArg() for points of [0,1]^d.
-	fixed  FixedSincos
-	hp     int       // K·F rounded up to fixed.Lanes()
-	omegaT []float64 // d×hp: ω_j of frequency f at omegaT[j·hp+f]; padding 0
+	fixed FixedSincos
+	hp    int // K·F rounded up to fixed.Lanes()
 }
 
 // NewFeatureMap draws F frequencies per bandwidth from src (in band order, each frequency's
@@ -104,7 +103,7 @@ func NewFeatureMap(center, bandwidths []float64, freqs int, src NormalSource, sc
 	return fm, nil
 }
 
-// setupFixed lays the frequencies out for the bulk path, or disables it when an argument
+// setupFixed sets the bulk path's row length, or disables the path when an argument
 // θ = Σ_j float64(ω_j·u_j) of a point of [0,1]^d could exceed fixed.MaxArg(). The bound
 // is Σ_j |ω_j| summed in the same order: |float64(ω_j·u_j)| ≤ |ω_j| for |u_j| ≤ 1 and
 // rounding is monotone, so each partial sum of θ is at most the bound's in magnitude.
@@ -124,12 +123,6 @@ func (fm *FeatureMap) setupFixed() {
 		return
 	}
 	fm.hp = (nf + lanes - 1) / lanes * lanes
-	fm.omegaT = make([]float64, d*fm.hp)
-	for f := range nf {
-		for j := range d {
-			fm.omegaT[j*fm.hp+f] = fm.omega[f*d+j]
-		}
-	}
 }
 
 // Dim is the points' dimension d.
@@ -171,19 +164,65 @@ func (fm *FeatureMap) Eval(u, out []float64) {
 	}
 }
 
-// thetas writes the arguments θ_f = Σ_j float64(ω_fj·u_j) of the point u to th (len hp),
-// each summed from 0 in increasing j with every product rounded, as Eval computes them
-// (padded arguments are 0). Frequencies run in the inner loop: independent chains.
+// thetas writes the arguments θ_f = Σ_j float64(ω_fj·u_j) of the point u to th[:K·F],
+// each summed from +0 in increasing j with every product rounded, as Eval computes them
+// (th's padding is left alone). Four frequencies per iteration: independent chains the
+// processor overlaps (measured ~1.5× faster than one at d = 2).
 func (fm *FeatureMap) thetas(u, th []float64) {
-	hp := fm.hp
-	th = th[:hp]
-	clear(th)
-	for j, v := range u[:fm.dim] {
-		w := fm.omegaT[j*hp : (j+1)*hp]
-		w = w[:len(th)]
-		for f := range th {
-			th[f] += float64(w[f] * v) // rounded: no fused multiply-add (package doc)
+	d := fm.dim
+	th = th[:len(fm.omega)/d]
+	om := fm.omega[:d*len(th)]
+	u = u[:d]
+	f := 0
+	switch d {
+	case 1:
+		u0 := u[0]
+		for ; f+4 <= len(th); f += 4 {
+			w, o := om[f:f+4:f+4], th[f:f+4:f+4]
+			t0, t1, t2, t3 := 0.0, 0.0, 0.0, 0.0
+			t0 += float64(w[0] * u0) // rounded: no fused multiply-add (package doc)
+			t1 += float64(w[1] * u0)
+			t2 += float64(w[2] * u0)
+			t3 += float64(w[3] * u0)
+			o[0], o[1], o[2], o[3] = t0, t1, t2, t3
 		}
+	case 2:
+		u0, u1 := u[0], u[1]
+		for ; f+4 <= len(th); f += 4 {
+			w, o := om[2*f:2*f+8:2*f+8], th[f:f+4:f+4]
+			t0, t1, t2, t3 := 0.0, 0.0, 0.0, 0.0
+			t0 += float64(w[0] * u0)
+			t1 += float64(w[2] * u0)
+			t2 += float64(w[4] * u0)
+			t3 += float64(w[6] * u0)
+			t0 += float64(w[1] * u1)
+			t1 += float64(w[3] * u1)
+			t2 += float64(w[5] * u1)
+			t3 += float64(w[7] * u1)
+			o[0], o[1], o[2], o[3] = t0, t1, t2, t3
+		}
+	default:
+		for ; f+4 <= len(th); f += 4 {
+			w := om[f*d : (f+4)*d : (f+4)*d]
+			w0, w1, w2, w3 := w[:d], w[d:2*d], w[2*d:3*d], w[3*d:4*d]
+			t0, t1, t2, t3 := 0.0, 0.0, 0.0, 0.0
+			for j, v := range u {
+				t0 += float64(w0[j] * v)
+				t1 += float64(w1[j] * v)
+				t2 += float64(w2[j] * v)
+				t3 += float64(w3[j] * v)
+			}
+			o := th[f : f+4 : f+4]
+			o[0], o[1], o[2], o[3] = t0, t1, t2, t3
+		}
+	}
+	for ; f < len(th); f++ { // the last K·F mod 4 frequencies
+		w := om[f*d : f*d+d : f*d+d]
+		t := 0.0
+		for j, v := range u {
+			t += float64(w[j] * v)
+		}
+		th[f] = t
 	}
 }
 

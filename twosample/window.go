@@ -20,7 +20,7 @@ type Window struct {
 	// Σ ToFixed(sin θ_f) at acc[f], Σ ToFixed(cos θ_f) at acc[hp+f] (hp = fm.hp; padding
 	// never read). nil without the bulk path.
 	acc []int64
-	th  []float64 // workspace: one point's arguments (hp)
+	th  []float64 // workspace: one point's arguments (hp; the padding stays 0)
 }
 
 // NewWindow returns an empty window for the feature map.
