@@ -243,10 +243,11 @@ func (s *twoSampleSketch) reset() { s.w.Reset() }
 
 func (s *twoSampleSketch) sizeBytes() int { return s.w.SizeBytes() + 16 }
 
-// addNanos: one sincos and a few operations per frequency, and the moment features.
+// addNanos: one argument and one sine and cosine (the mmd kernel) per frequency, and the
+// moment features: ≈ 0.8 ns per feature (BenchmarkTwoSample: ≈ 157 ns for 204 at d = 2).
 func (s *twoSampleSketch) addNanos() float64 {
 	fm := s.fam.ref.FeatureMap()
-	return 8 * float64(fm.Features())
+	return 0.8 * float64(fm.Features())
 }
 
 func (s *twoSampleSketch) finalize(_ int64, out [][]float32) {
