@@ -167,7 +167,8 @@ func (fm *FeatureMap) Eval(u, out []float64) {
 // thetas writes the arguments θ_f = Σ_j float64(ω_fj·u_j) of the point u to th[:K·F],
 // each summed from +0 in increasing j with every product rounded, as Eval computes them
 // (th's padding is left alone). Four frequencies per iteration: independent chains the
-// processor overlaps (measured ~1.5× faster than one at d = 2).
+// processor overlaps (distfeat's two_sample Add at d = 2 measured ~180 ns per point with
+// one frequency per iteration, ~155 ns with four).
 func (fm *FeatureMap) thetas(u, th []float64) {
 	d := fm.dim
 	th = th[:len(fm.omega)/d]
