@@ -76,8 +76,10 @@
 //
 // The random frequencies and null draws come from a caller-supplied normal source (the
 // project's frozen RNG), sines and cosines from a caller-supplied function (the project's
-// portable kernel), and all linear algebra here is plain loops with every product rounded
-// by an explicit float64 conversion (no fused multiply-add, which would change last bits
-// between architectures), so a Reference and every window's result are the same bits
+// portable kernel) or, for a window's sums, an optional caller-supplied bulk kernel
+// (WithFixedSincos: distfeat's SIMD kernel) that must give the same integers, and all
+// linear algebra here is plain loops with every product rounded by an explicit float64
+// conversion (no fused multiply-add, which would change last bits between
+// architectures), so a Reference and every window's result are the same bits
 // everywhere.
 package twosample

@@ -43,7 +43,7 @@ func (r *Reference) Test(w *Window) (Result, error) {
 	}
 	n := float64(w.n)
 	mu := make([]float64, D)
-	for i, s := range w.sum {
+	for i, s := range w.Sums() {
 		mu[i] = fromFixed(s) / n
 	}
 	if w.n >= 2 {
