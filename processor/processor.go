@@ -55,8 +55,9 @@ type Config struct {
 	// (PointObserver.OnPointsDropped).
 	Points *schema.PointOutput
 	// FinalizeWorkers is how many goroutines finalise the windows one Process call closes
-	// (embedding.FinalizeBatchParallel): the call still returns only when all are done, so
-	// commits are unaffected and the bytes never depend on it. Default GOMAXPROCS, so a
+	// (embedding.FinalizeBatchParallel) and encode their feature records: the call still
+	// returns only when all are done, so commits are unaffected and the bytes never depend
+	// on it. Default GOMAXPROCS, so a
 	// worker that owns fewer busy partitions than it has cores still uses them all.
 	FinalizeWorkers int
 	// AddWorkers is how many goroutines add the points of the records one ProcessPrepared
