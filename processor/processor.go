@@ -57,8 +57,8 @@ type Config struct {
 	// FinalizeWorkers is how many goroutines finalise the windows one Process call closes
 	// (embedding.FinalizeBatchParallel) and encode their feature records: the call still
 	// returns only when all are done, so commits are unaffected and the bytes never depend
-	// on it. Default GOMAXPROCS, so a
-	// worker that owns fewer busy partitions than it has cores still uses them all.
+	// on it. Default GOMAXPROCS, so a worker that owns fewer busy partitions than it has
+	// cores still uses them all.
 	FinalizeWorkers int
 	// AddWorkers is how many goroutines add the points of the records one ProcessPrepared
 	// call takes to their windows' sketches, a window's points on one goroutine; the window
