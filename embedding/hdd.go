@@ -288,12 +288,12 @@ func (s *hddSketch) finalize(n int64, out [][]float32) {
 	f.rff.apply(sc.a, out[0])
 }
 
-// finalizeBatch is finalize for many windows: A of each window (the windows split among
+// finalizeBatch is finalize for many windows: A of each window (the windows shared among
 // the workers), then one batched RFF pass.
 func (f *hddFamily) finalizeBatch(ns []int64, parts []familySketch, outs [][][]float32, workers int) {
 	b := f.rff.getBatch(len(parts))
 	defer f.rff.putBatch(b)
-	parallelRanges(workers, len(parts), func(_, lo, hi int) {
+	parallelShare(workers, len(parts), 1, func(_, lo, hi int) {
 		sc := f.pool.Get().(*hddScratch)
 		defer f.pool.Put(sc)
 		for w := lo; w < hi; w++ {

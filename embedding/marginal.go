@@ -210,7 +210,7 @@ func (m *PointMap) PointsParallel(a, u []float64, out []float32, workers int) {
 		m.Points(a, u, out)
 		return
 	}
-	parallelRanges(min(workers, n/pointsPerWorkerMin), n, func(_, lo, hi int) {
+	parallelShare(min(workers, n/pointsPerWorkerMin), n, pointsShareChunk, func(_, lo, hi int) {
 		m.Points(a, u[lo*d:hi*d], out[lo*D:hi*D])
 	})
 }
@@ -218,3 +218,7 @@ func (m *PointMap) PointsParallel(a, u []float64, out []float32, workers int) {
 // pointsPerWorkerMin is the fewest points PointsParallel gives one goroutine (a few µs of
 // work each at D = 1024, against ~1 µs to start a goroutine).
 const pointsPerWorkerMin = 16
+
+// pointsShareChunk is the number of points PointsParallel's goroutines take at a time: whole
+// blocks of θ (pointsBlock), tens of µs of work at D = 1024, against the few ns of taking one.
+const pointsShareChunk = 2 * pointsBlock

@@ -223,6 +223,29 @@ func TestPointMapPathsBitIdentical(t *testing.T) {
 	}
 }
 
+// TestPointsParallelBitIdentical: PointsParallel gives the bits of Points for any number of
+// goroutines, with point counts below, at and between the chunks its goroutines take.
+func TestPointsParallelBitIdentical(t *testing.T) {
+	sp := &spec.Spec{Version: 1, Seed: 5, Dim: 2, Bounds: spec.Bounds{Lo: []float64{0, 0}, Hi: []float64{1, 1}}, OutOfBounds: "clip",
+		Families: []spec.Family{{Name: "psi", Kind: spec.KindMMD, Features: 64, Bandwidth: 0.2}}}
+	e := mustNew(t, sp)
+	m := mustPointMap(t, e, spec.Family{Kind: spec.KindMarginal, Name: "mt", SetFamily: "psi", SigmaP: 0.3, SigmaX: 0.2, Features: 34})
+	rng := NewRNG(7, "points-parallel")
+	for _, n := range []int{1, 31, 32, 33, 64, 100, 1000} {
+		u := uniformPoints(rng, n, 2)
+		a := m.SetPart(e.Embed(u), nil)
+		want := make([]float32, n*34)
+		m.Points(a, u, want)
+		for _, workers := range []int{2, 3, 5} {
+			got := make([]float32, n*34)
+			m.PointsParallel(a, u, got, workers)
+			if !equalBits(got, want) {
+				t.Fatalf("%d points, %d workers: PointsParallel differs from Points", n, workers)
+			}
+		}
+	}
+}
+
 // TestNewPointMapErrors: a marginal_transfer family is checked by the spec's rules, errors
 // naming the field (families[3] is the family appended to the three of the test spec).
 func TestNewPointMapErrors(t *testing.T) {

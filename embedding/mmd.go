@@ -158,7 +158,7 @@ func (m *mmdFamily) finalizeBatch(ns []int64, parts []familySketch, outs [][][]f
 	if m.nufft != nil && m.rbf == nil {
 		// Each window's transform is independent (≈ 0.1 ms at D = 1024, d = 2): windows in
 		// parallel, the same bits for any workers.
-		parallelRanges(workers, len(parts), func(_, lo, hi int) {
+		parallelShare(workers, len(parts), 1, func(_, lo, hi int) {
 			for k := lo; k < hi; k++ {
 				parts[k].finalize(ns[k], outs[k])
 			}

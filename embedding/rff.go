@@ -206,7 +206,7 @@ func (m *rff) applyBatch(b *rffBatch, outs [][]float32, workers int) {
 	}
 	if m.orth != nil { // no matrix to stream: window by window
 		lanes := b.lanesFor(min(max(workers, 1), nw))
-		parallelRanges(len(lanes), nw, func(part, lo, hi int) {
+		parallelShare(len(lanes), nw, 1, func(part, lo, hi int) {
 			for w := lo; w < hi; w++ {
 				m.applyOrth(&lanes[part], b.a[w*m.in:(w+1)*m.in], outs[w])
 			}
@@ -227,7 +227,7 @@ func (m *rff) applyBatch(b *rffBatch, outs [][]float32, workers int) {
 	a := b.a[:nc*m.in]
 	blocks := (half + rb - 1) / rb
 	lanes := b.lanesFor(min(max(workers, 1), blocks))
-	parallelRanges(len(lanes), blocks, func(part, lo, hi int) {
+	parallelShare(len(lanes), blocks, 1, func(part, lo, hi int) {
 		l := &lanes[part]
 		if cap(l.theta) < nc*rb {
 			l.theta = make([]float64, nc*rb)

@@ -1,10 +1,6 @@
 package processor
 
-import (
-	"sync/atomic"
-
-	"github.com/distfeat/distfeat/embedding"
-)
+import "github.com/distfeat/distfeat/embedding"
 
 // windowSketch is a window's sketch as the Processor's window manager holds it: an
 // embedding.Sketch whose Add, during ProcessPrepared, only notes the points (the prepared
@@ -104,25 +100,7 @@ func (a *deferredAdds) run() {
 }
 
 // flushShared flushes dirty on the calling goroutine and up to workers−1 helpers, each
-// taking the next sketch not yet taken. It returns once every sketch is flushed, without
-// waiting for helpers that had not started by then (they find nothing left and exit): on a
-// busy machine a helper may get a core only milliseconds later, and the caller does the
-// work itself instead of waiting for it.
+// taking the next sketch not yet taken (shareWork).
 func flushShared(dirty []*windowSketch, workers int) {
-	var next, finished atomic.Int64
-	all := int64(len(dirty))
-	done := make(chan struct{})
-	work := func() {
-		for i := next.Add(1) - 1; i < all; i = next.Add(1) - 1 {
-			dirty[i].flush()
-			if finished.Add(1) == all {
-				close(done)
-			}
-		}
-	}
-	for range workers - 1 {
-		go work()
-	}
-	work()
-	<-done
+	shareWork(len(dirty), workers, func(i int) { dirty[i].flush() })
 }

@@ -35,10 +35,10 @@ func Finalize(specID string, closed []window.Closed[*embedding.Sketch], workers 
 	return recs
 }
 
-// featureMessage encodes a finalised window as a feature record for the output topic. ok is
-// false when encoding failed (reported to the observer; the window is dropped).
-func (p *Processor) featureMessage(c window.Closed[*windowSketch], rec schema.FeatureRecord) (Message, bool) {
-	value, err := p.out.Encode(rec)
+// featureMessage is a finalised window's feature record for the output topic, value being
+// rec encoded (p.out.Encode) or err its encoding's error. ok is false when encoding failed
+// (reported to the observer; the window is dropped).
+func (p *Processor) featureMessage(c window.Closed[*windowSketch], rec schema.FeatureRecord, value []byte, err error) (Message, bool) {
 	if err != nil {
 		// Encoding a well-formed record cannot fail short of a bug, and stopping here
 		// would wedge the partition: the window is reported and dropped instead.

@@ -55,9 +55,10 @@ type Config struct {
 	// (PointObserver.OnPointsDropped).
 	Points *schema.PointOutput
 	// FinalizeWorkers is how many goroutines finalise the windows one Process call closes
-	// (embedding.FinalizeBatchParallel): the call still returns only when all are done, so
-	// commits are unaffected and the bytes never depend on it. Default GOMAXPROCS, so a
-	// worker that owns fewer busy partitions than it has cores still uses them all.
+	// (embedding.FinalizeBatchParallel) and encode their feature records: the call still
+	// returns only when all are done, so commits are unaffected and the bytes never depend
+	// on it. Default GOMAXPROCS, so a worker that owns fewer busy partitions than it has
+	// cores still uses them all.
 	FinalizeWorkers int
 	// AddWorkers is how many goroutines add the points of the records one ProcessPrepared
 	// call takes to their windows' sketches, a window's points on one goroutine; the window
@@ -386,6 +387,7 @@ func (p *Processor) finish() Result {
 		return Result{}
 	}
 	recs := p.finalizeClosed(p.closed)
+	values, errs := p.encodeAll(recs)
 	msgs := make([]Message, 0, len(p.slots))
 	for _, s := range p.slots {
 		if s.closed < 0 {
@@ -393,7 +395,7 @@ func (p *Processor) finish() Result {
 			continue
 		}
 		c := p.closed[s.closed]
-		m, ok := p.featureMessage(c, recs[s.closed])
+		m, ok := p.featureMessage(c, recs[s.closed], values[s.closed], errs[s.closed])
 		if ok {
 			msgs = append(msgs, m)
 			if p.cfg.Points != nil {
@@ -406,6 +408,17 @@ func (p *Processor) finish() Result {
 	clear(p.closed)
 	p.slots, p.closed = p.slots[:0], p.closed[:0]
 	return Result{Messages: msgs}
+}
+
+// encodeAll encodes the feature records of the windows one call closed, up to
+// Config.FinalizeWorkers at once (each record is encoded on its own, so the bytes do not
+// depend on it); the messages are then assembled, and the observer told, in order.
+func (p *Processor) encodeAll(recs []schema.FeatureRecord) ([][]byte, []error) {
+	values, errs := make([][]byte, len(recs)), make([]error, len(recs))
+	shareWork(len(recs), p.cfg.FinalizeWorkers, func(i int) {
+		values[i], errs[i] = p.out.Encode(recs[i])
+	})
+	return values, errs
 }
 
 // finalizeClosed is where every window the worker emits is finalised: all windows closed by

@@ -146,7 +146,8 @@ func (o *Output) check(r FeatureRecord) error {
 
 // Encode encodes r as one Arrow IPC stream: the schema, one record batch of one row and the
 // end-of-stream marker. The bytes are a deterministic function of r and the output (no
-// timestamps, no map iteration), so a replayed window produces an identical value.
+// timestamps, no map iteration), so a replayed window produces an identical value. It only
+// reads the Output (and r), so it is safe for concurrent use.
 func (o *Output) Encode(r FeatureRecord) ([]byte, error) {
 	if err := o.check(r); err != nil {
 		return nil, err
