@@ -190,7 +190,7 @@ func TestFinalizeBatchBitIdentical(t *testing.T) {
 			}
 			for i, s := range sketches {
 				if !equalVectors(got[i], want[i]) {
-					t.Fatalf("path %v, %d workers: window %d (sp %s, %d points) differs from Finalize", p, workers, i, s.e.spec.ID(), s.Count())
+					t.Fatalf("path %v, %d workers: window %d (spec %s, %d points) differs from Finalize", p, workers, i, s.e.spec.ID(), s.Count())
 				}
 			}
 			for fam, n := range wantCalls {

@@ -123,7 +123,7 @@ func (s *Sketch) Merge(other *Sketch) error {
 		return fmt.Errorf("merge a nil sketch: %w", ErrIncompatible)
 	}
 	if other.e != s.e && other.e.id != s.e.id {
-		return fmt.Errorf("merge a sketch of sp %s into one of sp %s: %w", other.e.id, s.e.id, ErrIncompatible)
+		return fmt.Errorf("merge a sketch of spec %s into one of spec %s: %w", other.e.id, s.e.id, ErrIncompatible)
 	}
 	if s.n+other.n > MaxWindowPoints {
 		return fmt.Errorf("merged window would hold %d points, more than %d", s.n+other.n, int64(MaxWindowPoints))

@@ -412,7 +412,7 @@ func TestAddWorkersMatchOneGoroutine(t *testing.T) {
 					b.Add(u)
 				}
 				if a.Count() != b.Count() || !equalVectors(a.Finalize(nil), b.Finalize(nil)) {
-					t.Fatalf("sp %s, %d workers, adds of %v points: features differ from one goroutine's", name, workers, calls)
+					t.Fatalf("spec %s, %d workers, adds of %v points: features differ from one goroutine's", name, workers, calls)
 				}
 			}
 		}
