@@ -4,8 +4,8 @@
 #
 #   make build && scripts/kcat-ratio.sh [-r RUNS] [-v SPEC_VERSION] [-s SETS] [-p POINTS] [-P PORT] [-b BINARY]
 #
-# One `distfeat broker` (one partition per topic) is loaded with SETS JSON sets of POINTS
-# two-dimensional points (one record per set, `end: true`). Each run then times, in turn:
+# Each run starts a `distfeat broker` (one partition per topic) and loads it with SETS JSON
+# sets of POINTS two-dimensional points (one record per set, `end: true`), then times:
 #   kcat    `kcat -C` of the loaded topic piped into `kcat -P` to a fresh topic (the ceiling:
 #           the same records consumed and produced, no work in between), from exec to exit;
 #   worker  `distfeat worker` on a fresh copy of the same topic, from exec until its own
@@ -44,46 +44,61 @@ cat >"$work/spec.json" <<EOF
   {"name": "hdd_js", "kind": "hdd", "divergence": "js", "features": 4096, "sigma": 0.5}]}
 EOF
 
-topics=stage
-for r in $(seq 1 "$RUNS"); do topics=$topics,copy$r,in$r,out$r,dlq$r; done
-"$BIN" broker --addr "$broker" --partitions 1 --topics "$topics" >"$work/broker.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 1 100); do kcat -L -b "$broker" -t stage >/dev/null 2>&1 && break; sleep 0.1; done
-"$BIN" produce --brokers "$broker" --topic stage --synthetic gmm --sets "$SETS" --points "$POINTS" \
-	--chunk "$POINTS" --format json >"$work/produce.log" 2>&1 || { cat "$work/produce.log" >&2; exit 1; }
-
 ms() { date +%s%3N; }
 copy() { # copy the loaded topic to $1
 	kcat -C -b "$broker" -t stage -o beginning -e -q -K$'\t' -f '%k\t%s\n' | kcat -P -b "$broker" -t "$1" -K$'\t'
 }
 emitted() { # the worker's distfeat_windows_emitted_total, summed over reasons
-	local line sum=0
-	while read -r line; do
-		case $line in distfeat_windows_emitted_total*) sum=$((sum + ${line##* })) ;; esac
-	done < <(curl -s "http://$metrics/metrics" || true)
-	echo "$sum"
+	curl -s "http://$metrics/metrics" | awk '/^distfeat_windows_emitted_total/ {s += $2} END {print s + 0}'
+}
+# The wait for the worker must not compete with it for the CPU: polling /metrics every 20 ms
+# (a curl and a parser each time) took about a third of a core. Instead the loop below forks
+# nothing while the worker works: it reads the worker's CPU time from /proc with bash's own
+# read, every 10 ms (read -t on a FIFO nobody writes is a sleep without a process), and asks
+# /metrics only once the worker has used no CPU for 200 ms. The worker's time is the moment
+# its CPU time last grew (clock ticks of 10 ms: ±20 ms).
+mkfifo "$work/tick"
+exec {tick}<>"$work/tick"
+start_broker() { # a fresh broker per run (kfake keeps every topic in memory: the runs must not slow each other), loaded
+	"$BIN" broker --addr "$broker" --partitions 1 --topics stage,copy,in,out,dlq >"$work/broker.log" 2>&1 &
+	bpid=$!
+	pids+=($bpid)
+	for _ in $(seq 1 100); do kcat -L -b "$broker" -t stage >/dev/null 2>&1 && break; sleep 0.1; done
+	"$BIN" produce --brokers "$broker" --topic stage --synthetic gmm --sets "$SETS" --points "$POINTS" \
+		--chunk "$POINTS" --format json >"$work/produce.log" 2>&1 || { cat "$work/produce.log" >&2; exit 1; }
 }
 ratios=()
 for r in $(seq 1 "$RUNS"); do
+	start_broker
 	t0=$(ms)
-	copy "copy$r"
+	copy copy
 	kc=$(($(ms) - t0))
-	copy "in$r"
+	copy in
 	sleep 0.5
 	t0=$(ms)
-	DISTFEAT_BROKERS=$broker DISTFEAT_INPUT_TOPIC=in$r DISTFEAT_OUTPUT_TOPIC=out$r DISTFEAT_DLQ_TOPIC=dlq$r \
-		DISTFEAT_GROUP=kcat-ratio-$r DISTFEAT_SPEC=$work/spec.json DISTFEAT_METRICS_ADDR=$metrics \
+	DISTFEAT_BROKERS=$broker DISTFEAT_INPUT_TOPIC=in DISTFEAT_OUTPUT_TOPIC=out DISTFEAT_DLQ_TOPIC=dlq \
+		DISTFEAT_GROUP=kcat-ratio DISTFEAT_SPEC=$work/spec.json DISTFEAT_METRICS_ADDR=$metrics \
 		DISTFEAT_LOG_LEVEL=warn "$BIN" worker >"$work/worker$r.log" 2>&1 &
 	wpid=$!
 	pids+=($wpid)
-	until [ "$(emitted)" -ge "$SETS" ]; do
-		kill -0 "$wpid" 2>/dev/null || { cat "$work/worker$r.log" >&2; exit 1; }
-		sleep 0.02
+	prev=-1 last=$t0 asked=0
+	while :; do
+		[ -e "/proc/$wpid" ] || { cat "$work/worker$r.log" >&2; exit 1; }
+		read -r -a st <"/proc/$wpid/stat"
+		us=${EPOCHREALTIME/./}
+		now=$((us / 1000))
+		if [ $((st[13] + st[14])) -ne "$prev" ]; then
+			prev=$((st[13] + st[14])) last=$now
+		elif [ $((now - last)) -ge 200 ] && [ $((now - asked)) -ge 200 ]; then
+			asked=$now
+			[ "$(emitted)" -ge "$SETS" ] && break
+		fi
+		read -r -t 0.01 -u "$tick" || true
 	done
-	wk=$(($(ms) - t0))
+	wk=$((last - t0))
 	cpu=$(awk -v t="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / t}' "/proc/$wpid/stat")
-	kill "$wpid"
-	wait "$wpid" 2>/dev/null || true
+	kill "$wpid" "$bpid"
+	wait "$wpid" "$bpid" 2>/dev/null || true
 	ratio=$(awk -v a="$kc" -v b="$wk" 'BEGIN{printf "%.2f", a / b}')
 	ratios+=("$ratio")
 	mps=$(awk -v n=$((SETS * POINTS)) -v t="$wk" 'BEGIN{printf "%.2f", n / t / 1000}')
