@@ -79,7 +79,11 @@ func (r *Result) WriteReport(w io.Writer) error {
 			return err
 		}
 	}
-	return reportTemplate.Execute(w, data)
+	tmpl, err := template.New("report").Parse(reportHTML)
+	if err != nil {
+		return fmt.Errorf("report template: %w", err) // a constant: cannot fail short of a bug
+	}
+	return tmpl.Execute(w, data)
 }
 
 type reportPlot struct {
@@ -256,7 +260,9 @@ func minOf(x []float64) float64 {
 	return m
 }
 
-var reportTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+// reportHTML is the report's html/template, parsed when a report is written (not at every
+// start of the binary).
+const reportHTML = `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>distfeat calibrate report</title>
 <style>
 body{font-family:system-ui,sans-serif;margin:2em;max-width:1300px;color:#222}
@@ -305,4 +311,4 @@ td.mt-cell.rowbest .best{color:#8a5a00}span.se{color:#666;font-size:85%;margin-l
 <h2>Spec</h2>
 <pre>{{.SpecJSON}}</pre>
 </body></html>
-`))
+`

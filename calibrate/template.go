@@ -11,7 +11,7 @@ import (
 // NewestVersion is the spec version calibrate proposes without a base spec: the built-in
 // default's, which is always the newest (orthogonal random Fourier stages, a smaller error for
 // the same D; mmd's method auto).
-var NewestVersion = spec.DefaultSpec().Version
+const NewestVersion = spec.NewestVersion
 
 // specTemplate returns the spec the calibration fills in: a copy of base restricted to the
 // named families, or, without a base, the default spec's settings with families built from

@@ -209,6 +209,10 @@ const (
 // reservedColumns are the output columns a family name may not take (DESIGN §4).
 var reservedColumns = [...]string{"set", "window_start", "window_end", "seq", "n", "spec_id"}
 
+// NewestVersion is the newest spec version: the built-in default's (TestDefaultSpecIsNewest),
+// and what calibrate proposes without a base spec.
+const NewestVersion = 3
+
 // DefaultSpec returns the spec used when none is configured, resolved: the DESIGN §2
 // families (dim 2 on the unit square; mmd, hdd_js and l2 with the example's parameters) at
 // the newest spec version, 3 (orthogonal random features; mmd method auto). Releases before

@@ -3,6 +3,7 @@ package spec
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -358,5 +359,17 @@ func TestLoadSpec(t *testing.T) {
 	}
 	if _, err := LoadSpec(filepath.Join(dir, "missing.json")); err == nil {
 		t.Error("LoadSpec of a missing file succeeded")
+	}
+}
+
+// TestDefaultSpecIsNewest: the built-in default is always the newest spec version (the
+// README's promise, and what calibrate proposes), and no newer version parses.
+func TestDefaultSpecIsNewest(t *testing.T) {
+	if v := DefaultSpec().Version; v != NewestVersion {
+		t.Fatalf("the built-in default spec is version %d, NewestVersion is %d", v, NewestVersion)
+	}
+	src := fmt.Sprintf(`{"version": %d, "dim": 1, "families": [{"name": "m", "kind": "mmd", "features": 8, "bandwidth": 1}]}`, NewestVersion+1)
+	if _, err := ParseSpec([]byte(src)); err == nil {
+		t.Fatalf("version %d parsed; the validation's newest version and NewestVersion disagree", NewestVersion+1)
 	}
 }

@@ -23,7 +23,7 @@ var topFields = []topField{
 	{name: "version", doc: "Version of the spec format. Version 2 makes `projection` default to `orthogonal` (lower kernel error, a far cheaper random Fourier stage); version 3 also makes mmd's `method` default to `auto` (the non-uniform FFT where it is cheaper). Nothing else differs, and a version-1 or -2 spec keeps its meaning and spec_id.",
 		ref:        func(s *Spec) any { return &s.Version },
 		setDefault: func(s *Spec) { s.Version = 1 }, defDoc: "1", rule: "`1`, `2`, `3`", check: func(s *Spec) error {
-			if s.Version < 1 || s.Version > 3 {
+			if s.Version < 1 || s.Version > NewestVersion {
 				return &SpecError{Field: "version", Msg: fmt.Sprintf("must be 1, 2 or 3, not %d", s.Version)}
 			}
 			return nil
