@@ -1,9 +1,9 @@
 package embedding
 
 import (
-	"github.com/distfeat/distfeat/internal/numeric"
-
 	"math"
+
+	"github.com/distfeat/distfeat/internal/numeric"
 )
 
 // cosineFactor returns c(k)·cos(π k u), one axis of a basis function. It uses the

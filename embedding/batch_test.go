@@ -1,13 +1,13 @@
 package embedding
 
 import (
-	"github.com/distfeat/distfeat/internal/numeric"
-	"github.com/distfeat/distfeat/spec"
-
 	"fmt"
 	"math"
 	"testing"
 	"time"
+
+	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // TestRFFDotBatchBitIdentical: every θ of numeric.RFFDotBatch, on every path, equals the definition

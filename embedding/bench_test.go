@@ -1,11 +1,11 @@
 package embedding
 
 import (
-	"github.com/distfeat/distfeat/internal/numeric"
-	"github.com/distfeat/distfeat/spec"
-
 	"fmt"
 	"testing"
+
+	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // Benchmarks per family (DESIGN §9): ns/point for Add and ns/window for Finalize. Points

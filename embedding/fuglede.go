@@ -1,10 +1,10 @@
 package embedding
 
 import (
-	"github.com/distfeat/distfeat/internal/numeric"
-
 	"fmt"
 	"math"
+
+	"github.com/distfeat/distfeat/internal/numeric"
 )
 
 // Fuglede measures of the hdd divergences (DESIGN §3.3).

@@ -1,11 +1,11 @@
 package embedding
 
 import (
-	"github.com/distfeat/distfeat/internal/numeric"
-
 	"math"
 	"math/big"
 	"testing"
+
+	"github.com/distfeat/distfeat/internal/numeric"
 )
 
 var allDivergences = []divergence{divJS, divHellinger, divTV}

@@ -1,12 +1,13 @@
 package embedding
 
 import (
-	"github.com/distfeat/distfeat/internal/numeric"
-	"github.com/distfeat/distfeat/spec"
-
 	"fmt"
 	"math"
 	"sync"
+
+	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/internal/parallel"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // The hdd family: random features for kernels K = exp(−ρ²(p,q)/(2σ²)) on homogeneous
@@ -293,7 +294,7 @@ func (s *hddSketch) finalize(n int64, out [][]float32) {
 func (f *hddFamily) finalizeBatch(ns []int64, parts []familySketch, outs [][][]float32, workers int) {
 	b := f.rff.getBatch(len(parts))
 	defer f.rff.putBatch(b)
-	parallelShare(workers, len(parts), 1, func(_, lo, hi int) {
+	parallel.Share(workers, len(parts), 1, func(_, lo, hi int) {
 		sc := f.pool.Get().(*hddScratch)
 		defer f.pool.Put(sc)
 		for w := lo; w < hi; w++ {

@@ -1,14 +1,14 @@
 package embedding
 
 import (
-	"github.com/distfeat/distfeat/internal/numeric"
-	"github.com/distfeat/distfeat/spec"
-
 	"errors"
 	"fmt"
 	"math"
 	"sync"
 	"testing"
+
+	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // hddTestSpec is a resolved spec with one hdd family at the DESIGN §2 defaults

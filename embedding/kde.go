@@ -1,10 +1,10 @@
 package embedding
 
 import (
-	"github.com/distfeat/distfeat/internal/numeric"
-
 	"math"
 	"sync"
+
+	"github.com/distfeat/distfeat/internal/numeric"
 )
 
 // Linear binning and the binned Gaussian KDE of the hdd family (DESIGN §3.3 step 1).

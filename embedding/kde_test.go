@@ -1,11 +1,11 @@
 package embedding
 
 import (
-	"github.com/distfeat/distfeat/internal/numeric"
-	"github.com/distfeat/distfeat/spec"
-
 	"math"
 	"testing"
+
+	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // kdeFamily compiles a joint hdd family with the given grid, KDE bandwidth and boundary

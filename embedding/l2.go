@@ -1,10 +1,10 @@
 package embedding
 
 import (
+	"math"
+
 	"github.com/distfeat/distfeat/internal/numeric"
 	"github.com/distfeat/distfeat/spec"
-
-	"math"
 )
 
 // l2Family is a compiled `l2` family (DESIGN §3.2): the window's empirical coefficients in

@@ -1,12 +1,12 @@
 package embedding
 
 import (
-	"github.com/distfeat/distfeat/internal/numeric"
-
 	"fmt"
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/distfeat/distfeat/internal/numeric"
 )
 
 // l2AddReference is the original l2 add, verbatim (per point: the factor tables with

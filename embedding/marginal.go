@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/internal/parallel"
 	"github.com/distfeat/distfeat/spec"
 )
 
@@ -210,7 +211,7 @@ func (m *PointMap) PointsParallel(a, u []float64, out []float32, workers int) {
 		m.Points(a, u, out)
 		return
 	}
-	parallelShare(min(workers, n/pointsPerWorkerMin), n, pointsShareChunk, func(_, lo, hi int) {
+	parallel.Share(min(workers, n/pointsPerWorkerMin), n, pointsShareChunk, func(_, lo, hi int) {
 		m.Points(a, u[lo*d:hi*d], out[lo*D:hi*D])
 	})
 }

@@ -1,10 +1,11 @@
 package embedding
 
 import (
-	"github.com/distfeat/distfeat/internal/numeric"
-	"github.com/distfeat/distfeat/spec"
-
 	"math"
+
+	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/internal/parallel"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // mmdFamily is a compiled `mmd` family (DESIGN §3.1): the mean embedding of the window in
@@ -158,7 +159,7 @@ func (m *mmdFamily) finalizeBatch(ns []int64, parts []familySketch, outs [][][]f
 	if m.nufft != nil && m.rbf == nil {
 		// Each window's transform is independent (≈ 0.1 ms at D = 1024, d = 2): windows in
 		// parallel, the same bits for any workers.
-		parallelShare(workers, len(parts), 1, func(_, lo, hi int) {
+		parallel.Share(workers, len(parts), 1, func(_, lo, hi int) {
 			for k := lo; k < hi; k++ {
 				parts[k].finalize(ns[k], outs[k])
 			}

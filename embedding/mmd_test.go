@@ -1,12 +1,12 @@
 package embedding
 
 import (
-	"github.com/distfeat/distfeat/internal/numeric"
-	"github.com/distfeat/distfeat/spec"
-
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // mmdSpec is a one-family mmd spec on [0,1]^d.

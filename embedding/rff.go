@@ -1,11 +1,12 @@
 package embedding
 
 import (
-	"github.com/distfeat/distfeat/internal/numeric"
-	"github.com/distfeat/distfeat/spec"
-
 	"math"
 	"sync"
+
+	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/internal/parallel"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // rff is a random Fourier feature map for the Gaussian kernel exp(−‖a−b‖²/(2σ²)) on ℝ^in:
@@ -206,7 +207,7 @@ func (m *rff) applyBatch(b *rffBatch, outs [][]float32, workers int) {
 	}
 	if m.orth != nil { // no matrix to stream: window by window
 		lanes := b.lanesFor(min(max(workers, 1), nw))
-		parallelShare(len(lanes), nw, 1, func(part, lo, hi int) {
+		parallel.Share(len(lanes), nw, 1, func(part, lo, hi int) {
 			for w := lo; w < hi; w++ {
 				m.applyOrth(&lanes[part], b.a[w*m.in:(w+1)*m.in], outs[w])
 			}
@@ -227,7 +228,7 @@ func (m *rff) applyBatch(b *rffBatch, outs [][]float32, workers int) {
 	a := b.a[:nc*m.in]
 	blocks := (half + rb - 1) / rb
 	lanes := b.lanesFor(min(max(workers, 1), blocks))
-	parallelShare(len(lanes), blocks, 1, func(part, lo, hi int) {
+	parallel.Share(len(lanes), blocks, 1, func(part, lo, hi int) {
 		l := &lanes[part]
 		if cap(l.theta) < nc*rb {
 			l.theta = make([]float64, nc*rb)

@@ -1,14 +1,14 @@
 package embedding
 
 import (
-	"github.com/distfeat/distfeat/internal/numeric"
-
 	"encoding/json"
 	"fmt"
 	"math"
 	"math/big"
 	"os"
 	"testing"
+
+	"github.com/distfeat/distfeat/internal/numeric"
 )
 
 // dotPaths lists every numeric.RFFDot path this machine can run, portable first.

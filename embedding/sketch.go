@@ -3,6 +3,8 @@ package embedding
 import (
 	"fmt"
 	"time"
+
+	"github.com/distfeat/distfeat/internal/parallel"
 )
 
 // Sketch is one window's state: a fixed-size, mergeable accumulator per family plus the
@@ -90,7 +92,7 @@ func (s *Sketch) addShared(u []float64, d, n int) bool {
 		}
 		helpers[i] = h
 	}
-	parallelRanges(parts, n, func(part, lo, hi int) {
+	parallel.Ranges(parts, n, func(part, lo, hi int) {
 		last := part == parts-1
 		for f, p := range s.parts {
 			switch {

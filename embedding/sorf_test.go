@@ -1,11 +1,11 @@
 package embedding
 
 import (
-	"github.com/distfeat/distfeat/internal/numeric"
-
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/distfeat/distfeat/internal/numeric"
 )
 
 // sorfOmega returns the dense matrix of s (rows × in, row-major): row r is the projection's

@@ -1,6 +1,9 @@
 package processor
 
-import "github.com/distfeat/distfeat/embedding"
+import (
+	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/parallel"
+)
 
 // windowSketch is a window's sketch as the Processor's window manager holds it: an
 // embedding.Sketch whose Add, during ProcessPrepared, only notes the points (the prepared
@@ -100,7 +103,7 @@ func (a *deferredAdds) run() {
 }
 
 // flushShared flushes dirty on the calling goroutine and up to workers−1 helpers, each
-// taking the next sketch not yet taken (shareWork).
+// taking the next sketch not yet taken (parallel.Each).
 func flushShared(dirty []*windowSketch, workers int) {
-	shareWork(len(dirty), workers, func(i int) { dirty[i].flush() })
+	parallel.Each(workers, len(dirty), func(i int) { dirty[i].flush() })
 }

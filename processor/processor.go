@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/parallel"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/spec"
 	"github.com/distfeat/distfeat/window"
@@ -415,7 +416,7 @@ func (p *Processor) finish() Result {
 // depend on it); the messages are then assembled, and the observer told, in order.
 func (p *Processor) encodeAll(recs []schema.FeatureRecord) ([][]byte, []error) {
 	values, errs := make([][]byte, len(recs)), make([]error, len(recs))
-	shareWork(len(recs), p.cfg.FinalizeWorkers, func(i int) {
+	parallel.Each(p.cfg.FinalizeWorkers, len(recs), func(i int) {
 		values[i], errs[i] = p.out.Encode(recs[i])
 	})
 	return values, errs

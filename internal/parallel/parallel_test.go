@@ -1,4 +1,4 @@
-package embedding
+package parallel
 
 import (
 	"fmt"
@@ -7,13 +7,13 @@ import (
 	"testing"
 )
 
-// TestParallelShare: every index of [0, n) is handed to fn exactly once, in chunks of chunk
+// TestShare: every index of [0, n) is handed to fn exactly once, in chunks of chunk
 // items aligned on multiples of chunk; parts are below min(workers, chunks) and never held
 // by two goroutines at once (fn may index per-goroutine workspace by part); one chunk or one
-// worker is a single fn(0, 0, n) on the caller; and fn is never called after parallelShare
+// worker is a single fn(0, 0, n) on the caller; and fn is never called after Share
 // returns (a helper that starts late finds nothing left and does not touch the caller's
 // workspace, which the caller may already be reusing).
-func TestParallelShare(t *testing.T) {
+func TestShare(t *testing.T) {
 	for _, tc := range []struct{ workers, n, chunk int }{
 		{1, 10, 1}, {2, 0, 1}, {2, 1, 1}, {2, 5, 8}, {2, 2, 1}, {2, 100, 1}, {3, 100, 7},
 		{5, 64, 64}, {5, 65, 64}, {8, 1000, 3}, {4, 37, 0},
@@ -28,9 +28,9 @@ func TestParallelShare(t *testing.T) {
 				var returned atomic.Bool
 				var mu sync.Mutex
 				var calls [][3]int
-				parallelShare(tc.workers, tc.n, tc.chunk, func(part, lo, hi int) {
+				Share(tc.workers, tc.n, tc.chunk, func(part, lo, hi int) {
 					if returned.Load() {
-						t.Errorf("fn(%d, %d, %d) called after parallelShare returned", part, lo, hi)
+						t.Errorf("fn(%d, %d, %d) called after Share returned", part, lo, hi)
 						return
 					}
 					if part < 0 || part >= len(busy) {
