@@ -1,7 +1,6 @@
 package schema
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -81,6 +80,7 @@ type Output struct {
 	names  []string
 	lens   []int
 	specID string
+	enc    *streamEncoder // Encode's one-record streams
 }
 
 // NewOutput returns the output encoder for spec (which must not be nil) and its embedder's
@@ -111,6 +111,7 @@ func NewOutput(spec *spec.Spec, cols []embedding.Column) *Output {
 	}
 	md := arrow.NewMetadata([]string{metaSpec, metaSpecID}, []string{string(canon), id})
 	o.schema = arrow.NewSchema(fields, &md)
+	o.enc = newStreamEncoder(o.schema)
 	return o
 }
 
@@ -146,8 +147,8 @@ func (o *Output) check(r FeatureRecord) error {
 
 // Encode encodes r as one Arrow IPC stream: the schema, one record batch of one row and the
 // end-of-stream marker. The bytes are a deterministic function of r and the output (no
-// timestamps, no map iteration), so a replayed window produces an identical value. It only
-// reads the Output (and r), so it is safe for concurrent use.
+// timestamps, no map iteration), so a replayed window produces an identical value. It is
+// safe for concurrent use.
 func (o *Output) Encode(r FeatureRecord) ([]byte, error) {
 	if err := o.check(r); err != nil {
 		return nil, err
@@ -157,20 +158,11 @@ func (o *Output) Encode(r FeatureRecord) ([]byte, error) {
 	rows.add(r, o.specID, false)
 	rec := rows.record(o)
 	defer rec.Release()
-	size := 1024 + len(o.schema.Metadata().Values()[0])
-	for _, n := range o.lens {
-		size += 4*n + 256
-	}
-	var buf bytes.Buffer
-	buf.Grow(size)
-	w := ipc.NewWriter(&buf, ipc.WithSchema(o.schema), ipc.WithAllocator(memory.DefaultAllocator))
-	if err := w.Write(rec); err != nil {
+	value, err := o.enc.encode(rec)
+	if err != nil {
 		return nil, fmt.Errorf("schema: encode features: %w", err)
 	}
-	if err := w.Close(); err != nil {
-		return nil, fmt.Errorf("schema: encode features: %w", err)
-	}
-	return buf.Bytes(), nil
+	return value, nil
 }
 
 // rowBuffer accumulates feature records column-wise.

@@ -1,7 +1,6 @@
 package schema
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"unicode/utf8"
@@ -55,12 +54,13 @@ type PointLine struct {
 }
 
 // PointOutput encodes per-point batches for one spec and per-point column layout. It is
-// immutable and safe for concurrent use.
+// safe for concurrent use.
 type PointOutput struct {
 	schema *arrow.Schema
 	names  []string
 	lens   []int
 	specID string
+	enc    *streamEncoder // Encode's one-batch streams
 }
 
 // NewPointOutput returns the per-point encoder for spec and its per-point columns.
@@ -86,6 +86,7 @@ func NewPointOutput(spec *spec.Spec, cols []embedding.Column) *PointOutput {
 	}
 	md := arrow.NewMetadata([]string{metaSpec, metaSpecID}, []string{string(canon), id})
 	o.schema = arrow.NewSchema(fields, &md)
+	o.enc = newStreamEncoder(o.schema)
 	return o
 }
 
@@ -162,16 +163,19 @@ func (o *PointOutput) record(b PointBatch) arrow.Record {
 // end-of-stream marker): the value of one record on the per-point topic. The bytes are a
 // deterministic function of b and the output.
 func (o *PointOutput) Encode(b PointBatch) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.Grow(o.EncodedSize(b.N))
-	w := o.NewStreamWriter(&buf)
-	if err := w.Write(b); err != nil {
+	if err := o.check(b); err != nil {
 		return nil, err
 	}
-	if err := w.Close(); err != nil {
-		return nil, err
+	if b.N == 0 { // as PointStreamWriter: no record batch, the schema and end of stream only
+		return o.enc.empty(), nil
 	}
-	return buf.Bytes(), nil
+	rec := o.record(b)
+	defer rec.Release()
+	value, err := o.enc.encode(rec)
+	if err != nil {
+		return nil, fmt.Errorf("schema: encode point features: %w", err)
+	}
+	return value, nil
 }
 
 // EncodedSize is an upper bound of len(Encode(b)) for a batch of n points of any set ID
