@@ -13,7 +13,10 @@
 # Both include their start-up (kcat's connection, the worker's group join). The spec is the
 # issue-#22 workload: mmd D = 1024 + hdd_js D = 4096 at spec version SPEC_VERSION (default 3,
 # the built-in default's version: mmd by NUFFT; 2: the direct method).
-# Prints each run and the median ratio kcat time / worker time (1 = as fast as the copy).
+# Prints each run, then the ratio of the fastest kcat copy to the median worker time (1 = as
+# fast as the copy). The fastest copy, not the median, is the ceiling: kcat's own time is
+# bimodal here (about 0.67 s, or 1.16 s when its consumer waits out librdkafka's
+# fetch.wait.max.ms before it sees the end), and the worker should not gain from that.
 set -euo pipefail
 
 RUNS=5 VERSION=3 SETS=3000 POINTS=500 PORT=19092 BIN=bin/distfeat
@@ -67,7 +70,7 @@ start_broker() { # a fresh broker per run (kfake keeps every topic in memory: th
 	"$BIN" produce --brokers "$broker" --topic stage --synthetic gmm --sets "$SETS" --points "$POINTS" \
 		--chunk "$POINTS" --format json >"$work/produce.log" 2>&1 || { cat "$work/produce.log" >&2; exit 1; }
 }
-ratios=()
+kcs=() wks=()
 for r in $(seq 1 "$RUNS"); do
 	start_broker
 	t0=$(ms)
@@ -100,8 +103,10 @@ for r in $(seq 1 "$RUNS"); do
 	kill "$wpid" "$bpid"
 	wait "$wpid" "$bpid" 2>/dev/null || true
 	ratio=$(awk -v a="$kc" -v b="$wk" 'BEGIN{printf "%.2f", a / b}')
-	ratios+=("$ratio")
+	kcs+=("$kc") wks+=("$wk")
 	mps=$(awk -v n=$((SETS * POINTS)) -v t="$wk" 'BEGIN{printf "%.2f", n / t / 1000}')
 	echo "run $r: kcat copy $kc ms, worker $wk ms ($mps M points/s, $cpu CPU-s): ratio $ratio"
 done
-printf '%s\n' "${ratios[@]}" | sort -n | awk -v v="$VERSION" '{a[NR] = $1} END {printf "median ratio (spec version %s): %s\n", v, a[int((NR + 1) / 2)]}'
+kmin=$(printf '%s\n' "${kcs[@]}" | sort -n | head -n 1)
+wmed=$(printf '%s\n' "${wks[@]}" | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}')
+awk -v v="$VERSION" -v k="$kmin" -v w="$wmed" 'BEGIN {printf "spec version %s: fastest kcat copy %d ms, median worker %d ms: ratio %.2f\n", v, k, w, k / w}'

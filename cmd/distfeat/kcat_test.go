@@ -111,7 +111,7 @@ func TestKcatRatioScript(t *testing.T) {
 	if err != nil {
 		t.Fatalf("kcat-ratio.sh: %v\n%s", err, out)
 	}
-	for _, want := range []string{"run 1: kcat copy ", " ms, worker ", "median ratio (spec version 3): "} {
+	for _, want := range []string{"run 1: kcat copy ", " ms, worker ", "spec version 3: fastest kcat copy "} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("kcat-ratio.sh output lacks %q:\n%s", want, out)
 		}
