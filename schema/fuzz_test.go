@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/apache/arrow/go/v15/arrow"
+
+	"github.com/distfeat/distfeat/embedding"
 )
 
 // Options of the fuzzers: small limits so that the too_large paths are reachable.
@@ -164,6 +166,38 @@ func FuzzDecodeFeatures(f *testing.F) {
 		for _, r := range recs {
 			if len(r.Vectors) != len(cols) {
 				t.Fatalf("record has %d vectors for %d columns", len(r.Vectors), len(cols))
+			}
+		}
+	})
+}
+
+// FuzzDecodePoints: any bytes on the per-point topic decode to rows or an *InvalidError,
+// within the same allocation bound as the feature records, and every row has a vector for
+// every column.
+func FuzzDecodePoints(f *testing.F) {
+	o := NewPointOutput(testSpec(), []embedding.Column{{Name: "mt", Family: "mt", Len: 3}})
+	good, err := o.Encode(PointBatch{Set: "a", Seq: 1, First: 4, N: 2, Vectors: [][]float32{{1, 2, 3, 4, 5, 6}}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add(cyclicSchemaStream())
+	f.Fuzz(func(t *testing.T, value []byte) {
+		var (
+			rows []PointLine
+			cols []string
+		)
+		allocs := bytesAllocated(func() { rows, cols, err = DecodePoints(value) })
+		checkAllocs(t, allocs, len(value), arrowAllocFactor)
+		if err != nil {
+			if !isInvalid(err) {
+				t.Fatalf("error %v (%T) is not an *InvalidError", err, err)
+			}
+			return
+		}
+		for _, r := range rows {
+			if len(r.Features) != len(cols) {
+				t.Fatalf("row has %d vectors for %d columns", len(r.Features), len(cols))
 			}
 		}
 	})

@@ -73,14 +73,36 @@ func LineFromRecord(r FeatureRecord, cols []string) FeatureLine {
 		SpecID: r.SpecID, Features: feats}
 }
 
-// Output encodes feature records for one spec and column layout. It is immutable and safe
-// for concurrent use.
-type Output struct {
+// Output encodes feature records for one spec and column layout. It is safe for concurrent
+// use.
+type Output struct{ outputLayout }
+
+// outputLayout is what the feature output and the per-point output share: the schema (their
+// fixed columns, then one fixed_size_list<float32> per vector column, the spec in the
+// metadata), the vector columns, and the encoder of one-record streams.
+type outputLayout struct {
 	schema *arrow.Schema
-	names  []string
+	names  []string // vector columns
 	lens   []int
 	specID string
-	enc    *streamEncoder // Encode's one-record streams
+	enc    *streamEncoder
+}
+
+// newOutputLayout is the layout of the fixed columns followed by cols, with sp's canonical
+// JSON and spec_id as the schema metadata (distfeat.spec, distfeat.spec_id, in that order).
+func newOutputLayout(sp *spec.Spec, fixed []arrow.Field, cols []embedding.Column) outputLayout {
+	canon, id := specIdentity(sp)
+	l := outputLayout{specID: id}
+	fields := fixed
+	for _, c := range cols {
+		fields = append(fields, arrow.Field{Name: c.Name, Type: arrow.FixedSizeListOf(int32(c.Len), arrow.PrimitiveTypes.Float32)})
+		l.names = append(l.names, c.Name)
+		l.lens = append(l.lens, c.Len)
+	}
+	md := arrow.NewMetadata([]string{metaSpec, metaSpecID}, []string{string(canon), id})
+	l.schema = arrow.NewSchema(fields, &md)
+	l.enc = newStreamEncoder(l.schema)
+	return l
 }
 
 // NewOutput returns the output encoder for spec (which must not be nil) and its embedder's
@@ -93,26 +115,15 @@ type Output struct {
 // metadata holds distfeat.spec (the spec's canonical JSON) and distfeat.spec_id, in that
 // order.
 func NewOutput(spec *spec.Spec, cols []embedding.Column) *Output {
-	canon, id := specIdentity(spec)
 	ts := &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}
-	fields := []arrow.Field{
+	return &Output{newOutputLayout(spec, []arrow.Field{
 		{Name: colSet, Type: arrow.BinaryTypes.String},
 		{Name: colWindowStart, Type: ts},
 		{Name: colWindowEnd, Type: ts},
 		{Name: colSeq, Type: arrow.PrimitiveTypes.Uint64},
 		{Name: colN, Type: arrow.PrimitiveTypes.Int64},
 		{Name: colSpecID, Type: arrow.BinaryTypes.String},
-	}
-	o := &Output{specID: id}
-	for _, c := range cols {
-		fields = append(fields, arrow.Field{Name: c.Name, Type: arrow.FixedSizeListOf(int32(c.Len), arrow.PrimitiveTypes.Float32)})
-		o.names = append(o.names, c.Name)
-		o.lens = append(o.lens, c.Len)
-	}
-	md := arrow.NewMetadata([]string{metaSpec, metaSpecID}, []string{string(canon), id})
-	o.schema = arrow.NewSchema(fields, &md)
-	o.enc = newStreamEncoder(o.schema)
-	return o
+	}, cols)}
 }
 
 // specIdentity returns the spec's canonical JSON and ID.
@@ -344,37 +355,55 @@ func (sw *StreamWriter) Close() error {
 // nulls are errors. Errors are *InvalidError (reason decode). The input is treated as
 // untrusted, as for DecodeRecord.
 func DecodeFeatures(value []byte) (recs []FeatureRecord, cols []string, err error) {
+	err = readOutputStream(value, func(sch *arrow.Schema) error {
+		if err := checkOutputSchema(sch); err != nil {
+			return err
+		}
+		for _, f := range sch.Fields()[numFixedCols:] {
+			cols = append(cols, f.Name)
+		}
+		return nil
+	}, func(rec arrow.Record) (err error) {
+		recs, err = appendFeatureRows(recs, rec)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return recs, cols, nil
+}
+
+// readOutputStream reads an output stream (feature or per-point records) as untrusted input:
+// schema checks the schema, batch takes every record batch in order, and the stream must end
+// with the end-of-stream marker and nothing after it. A panic in the Arrow reader is a decode
+// error like the others (*InvalidError, reason decode).
+func readOutputStream(value []byte, schema func(*arrow.Schema) error, batch func(arrow.Record) error) (err error) {
 	var alloc *budgetAllocator
 	defer func() {
 		if p := recover(); p != nil {
-			recs, cols, err = nil, nil, streamError(fmt.Errorf("malformed stream: %v", p), alloc)
+			err = streamError(fmt.Errorf("malformed stream: %v", p), alloc)
 		}
 	}()
 	rdr, mr, alloc, err := newSafeReader(value, 0, outputSchemaMaxFields)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	defer rdr.Release()
-	sch := rdr.Schema()
-	if err := checkOutputSchema(sch); err != nil {
-		return nil, nil, err
-	}
-	for _, f := range sch.Fields()[numFixedCols:] {
-		cols = append(cols, f.Name)
+	if err := schema(rdr.Schema()); err != nil {
+		return err
 	}
 	for rdr.Next() {
-		recs, err = appendFeatureRows(recs, rdr.Record())
-		if err != nil {
-			return nil, nil, err
+		if err := batch(rdr.Record()); err != nil {
+			return err
 		}
 	}
 	if err := rdr.Err(); err != nil {
-		return nil, nil, streamError(err, alloc)
+		return streamError(err, alloc)
 	}
 	if !mr.eos || mr.pos != len(value) {
-		return nil, nil, malformed("%d unexpected bytes after the end-of-stream marker", len(value)-mr.pos)
+		return malformed("%d unexpected bytes after the end-of-stream marker", len(value)-mr.pos)
 	}
-	return recs, cols, nil
+	return nil
 }
 
 func checkOutputSchema(s *arrow.Schema) error {

@@ -55,13 +55,7 @@ type PointLine struct {
 
 // PointOutput encodes per-point batches for one spec and per-point column layout. It is
 // safe for concurrent use.
-type PointOutput struct {
-	schema *arrow.Schema
-	names  []string
-	lens   []int
-	specID string
-	enc    *streamEncoder // Encode's one-batch streams
-}
+type PointOutput struct{ outputLayout }
 
 // NewPointOutput returns the per-point encoder for spec and its per-point columns.
 //
@@ -71,23 +65,12 @@ type PointOutput struct {
 // non-nullable. The schema metadata holds distfeat.spec and distfeat.spec_id as in the
 // window output.
 func NewPointOutput(spec *spec.Spec, cols []embedding.Column) *PointOutput {
-	canon, id := specIdentity(spec)
-	fields := []arrow.Field{
+	return &PointOutput{newOutputLayout(spec, []arrow.Field{
 		{Name: colSet, Type: arrow.BinaryTypes.String},
 		{Name: colSeq, Type: arrow.PrimitiveTypes.Uint64},
 		{Name: colIndex, Type: arrow.PrimitiveTypes.Int64},
 		{Name: colSpecID, Type: arrow.BinaryTypes.String},
-	}
-	o := &PointOutput{specID: id}
-	for _, c := range cols {
-		fields = append(fields, arrow.Field{Name: c.Name, Type: arrow.FixedSizeListOf(int32(c.Len), arrow.PrimitiveTypes.Float32)})
-		o.names = append(o.names, c.Name)
-		o.lens = append(o.lens, c.Len)
-	}
-	md := arrow.NewMetadata([]string{metaSpec, metaSpecID}, []string{string(canon), id})
-	o.schema = arrow.NewSchema(fields, &md)
-	o.enc = newStreamEncoder(o.schema)
-	return o
+	}, cols)}
 }
 
 // Schema returns the per-point schema (shared; do not modify).
@@ -239,44 +222,33 @@ func (sw *PointStreamWriter) Close() error {
 // returns them as JSON-lines rows, with the vector column names. Errors are *InvalidError
 // (reason decode); the input is treated as untrusted.
 func DecodePoints(value []byte) (rows []PointLine, cols []string, err error) {
-	var alloc *budgetAllocator
-	defer func() {
-		if p := recover(); p != nil {
-			rows, cols, err = nil, nil, streamError(fmt.Errorf("malformed stream: %v", p), alloc)
-		}
-	}()
-	rdr, mr, alloc, err := newSafeReader(value, 0, outputSchemaMaxFields)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer rdr.Release()
-	sch := rdr.Schema()
-	want := [numPointFixedCols]struct {
-		name string
-		id   arrow.Type
-	}{{colSet, arrow.STRING}, {colSeq, arrow.UINT64}, {colIndex, arrow.INT64}, {colSpecID, arrow.STRING}}
-	if sch.NumFields() < numPointFixedCols {
-		return nil, nil, malformed("point stream has %d columns, want at least %d", sch.NumFields(), numPointFixedCols)
-	}
-	for i, w := range want {
-		if f := sch.Field(i); f.Name != w.name || f.Type.ID() != w.id {
-			return nil, nil, malformed("point stream column %d is %s %s, want %s", i, quoteTrunc(f.Name), f.Type, w.name)
-		}
-	}
 	var lens []int
-	for i, f := range sch.Fields()[numPointFixedCols:] {
-		t, ok := f.Type.(*arrow.FixedSizeListType)
-		if !ok || t.Elem().ID() != arrow.FLOAT32 {
-			return nil, nil, malformed("point stream column %d (%s) is %s, want fixed_size_list<float32>", numPointFixedCols+i, quoteTrunc(f.Name), f.Type)
+	err = readOutputStream(value, func(sch *arrow.Schema) error {
+		want := [numPointFixedCols]struct {
+			name string
+			id   arrow.Type
+		}{{colSet, arrow.STRING}, {colSeq, arrow.UINT64}, {colIndex, arrow.INT64}, {colSpecID, arrow.STRING}}
+		if sch.NumFields() < numPointFixedCols {
+			return malformed("point stream has %d columns, want at least %d", sch.NumFields(), numPointFixedCols)
 		}
-		cols, lens = append(cols, f.Name), append(lens, int(t.Len()))
-	}
-	for rdr.Next() {
-		rec := rdr.Record()
+		for i, w := range want {
+			if f := sch.Field(i); f.Name != w.name || f.Type.ID() != w.id {
+				return malformed("point stream column %d is %s %s, want %s", i, quoteTrunc(f.Name), f.Type, w.name)
+			}
+		}
+		for i, f := range sch.Fields()[numPointFixedCols:] {
+			t, ok := f.Type.(*arrow.FixedSizeListType)
+			if !ok || t.Elem().ID() != arrow.FLOAT32 {
+				return malformed("point stream column %d (%s) is %s, want fixed_size_list<float32>", numPointFixedCols+i, quoteTrunc(f.Name), f.Type)
+			}
+			cols, lens = append(cols, f.Name), append(lens, int(t.Len()))
+		}
+		return nil
+	}, func(rec arrow.Record) error {
 		n := int(rec.NumRows())
 		for i, c := range rec.Columns() {
 			if c.Len() != n || c.NullN() > 0 {
-				return nil, nil, malformed("point column %d has %d rows (%d null), want %d", i, c.Len(), c.NullN(), n)
+				return malformed("point column %d has %d rows (%d null), want %d", i, c.Len(), c.NullN(), n)
 			}
 		}
 		sets, _ := rec.Column(0).(*array.String)
@@ -288,7 +260,7 @@ func DecodePoints(value []byte) (rows []PointLine, cols []string, err error) {
 			l := rec.Column(numPointFixedCols + j).(*array.FixedSizeList)
 			child, ok := l.ListValues().(*array.Float32)
 			if !ok {
-				return nil, nil, malformed("point column %s has unexpected values", cols[j])
+				return malformed("point column %s has unexpected values", cols[j])
 			}
 			vals[j] = child.Float32Values()[l.Offset()*lens[j] : (l.Offset()+n)*lens[j]]
 		}
@@ -299,12 +271,10 @@ func DecodePoints(value []byte) (rows []PointLine, cols []string, err error) {
 			}
 			rows = append(rows, PointLine{Set: sets.Value(i), Seq: seqs.Value(i), Index: idx.Value(i), SpecID: ids.Value(i), Features: feats})
 		}
-	}
-	if err := rdr.Err(); err != nil {
-		return nil, nil, streamError(err, alloc)
-	}
-	if !mr.eos || mr.pos != len(value) {
-		return nil, nil, malformed("%d unexpected bytes after the end-of-stream marker", len(value)-mr.pos)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return rows, cols, nil
 }
