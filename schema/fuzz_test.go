@@ -141,53 +141,57 @@ func FuzzDecodeArrow(f *testing.F) {
 }
 
 // FuzzDecodeFeatures: no panic or crash on any output-topic value; errors are
-// *InvalidError; accepted streams re-encode to records that decode identically.
+// *InvalidError; every accepted record has a vector for every column.
 func FuzzDecodeFeatures(f *testing.F) {
 	o := NewOutput(testSpec(), testColumns())
 	good, err := o.Encode(testRecord(rand.New(rand.NewPCG(1, 2)), o, "a", 1))
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(good)
-	f.Add(cyclicSchemaStream())
-	f.Fuzz(func(t *testing.T, value []byte) {
-		var (
-			recs []FeatureRecord
-			cols []string
-		)
-		allocs := bytesAllocated(func() { recs, cols, err = DecodeFeatures(value) })
-		checkAllocs(t, allocs, len(value), arrowAllocFactor)
-		if err != nil {
-			if !isInvalid(err) {
-				t.Fatalf("error %v (%T) is not an *InvalidError", err, err)
+	fuzzOutputStream(f, good, func(value []byte) (func(*testing.T), error) {
+		recs, cols, err := DecodeFeatures(value)
+		return func(t *testing.T) {
+			for _, r := range recs {
+				if len(r.Vectors) != len(cols) {
+					t.Fatalf("record has %d vectors for %d columns", len(r.Vectors), len(cols))
+				}
 			}
-			return
-		}
-		for _, r := range recs {
-			if len(r.Vectors) != len(cols) {
-				t.Fatalf("record has %d vectors for %d columns", len(r.Vectors), len(cols))
-			}
-		}
+		}, err
 	})
 }
 
-// FuzzDecodePoints: any bytes on the per-point topic decode to rows or an *InvalidError,
-// within the same allocation bound as the feature records, and every row has a vector for
-// every column.
+// FuzzDecodePoints: the same for the per-point topic: rows or an *InvalidError, and every
+// row has a vector for every column.
 func FuzzDecodePoints(f *testing.F) {
 	o := NewPointOutput(testSpec(), []embedding.Column{{Name: "mt", Family: "mt", Len: 3}})
 	good, err := o.Encode(PointBatch{Set: "a", Seq: 1, First: 4, N: 2, Vectors: [][]float32{{1, 2, 3, 4, 5, 6}}})
 	if err != nil {
 		f.Fatal(err)
 	}
+	fuzzOutputStream(f, good, func(value []byte) (func(*testing.T), error) {
+		rows, cols, err := DecodePoints(value)
+		return func(t *testing.T) {
+			for _, r := range rows {
+				if len(r.Features) != len(cols) {
+					t.Fatalf("row has %d vectors for %d columns", len(r.Features), len(cols))
+				}
+			}
+		}, err
+	})
+}
+
+// fuzzOutputStream fuzzes a decoder of output streams, seeded with a good stream and the
+// cyclic-schema stream: decoding allocates within arrowAllocFactor of the input, an error is
+// an *InvalidError, and an accepted stream passes the decoder's own check.
+func fuzzOutputStream(f *testing.F, good []byte, decode func(value []byte) (check func(*testing.T), err error)) {
 	f.Add(good)
 	f.Add(cyclicSchemaStream())
 	f.Fuzz(func(t *testing.T, value []byte) {
 		var (
-			rows []PointLine
-			cols []string
+			check func(*testing.T)
+			err   error
 		)
-		allocs := bytesAllocated(func() { rows, cols, err = DecodePoints(value) })
+		allocs := bytesAllocated(func() { check, err = decode(value) })
 		checkAllocs(t, allocs, len(value), arrowAllocFactor)
 		if err != nil {
 			if !isInvalid(err) {
@@ -195,11 +199,7 @@ func FuzzDecodePoints(f *testing.F) {
 			}
 			return
 		}
-		for _, r := range rows {
-			if len(r.Features) != len(cols) {
-				t.Fatalf("row has %d vectors for %d columns", len(r.Features), len(cols))
-			}
-		}
+		check(t)
 	})
 }
 
