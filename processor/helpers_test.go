@@ -326,3 +326,25 @@ func encodeArrow(t *testing.T, bs ...schema.Batch) []byte {
 	}
 	return v
 }
+
+// referenceOutputs processes recs on ref one record at a time: after[k] is the output of the
+// records from k on, cps[k] the commit point before record k (cps[len(recs)]: after all) —
+// what a replay from each commit point must reproduce.
+func referenceOutputs(t *testing.T, ref *Processor, recs []Record) (after [][]Message, cps []CommitPoint) {
+	t.Helper()
+	after, cps = make([][]Message, len(recs)+1), make([]CommitPoint, len(recs)+1)
+	perRec := make([][]Message, len(recs))
+	cps[0] = ref.CommitPoint()
+	for k := range recs {
+		res, err := ref.Process(recs[k])
+		if err != nil {
+			t.Fatal(err)
+		}
+		perRec[k] = res.Messages
+		cps[k+1] = ref.CommitPoint()
+	}
+	for k := len(recs) - 1; k >= 0; k-- {
+		after[k] = append(append([]Message(nil), perRec[k]...), after[k+1]...)
+	}
+	return after, cps
+}

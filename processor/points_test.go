@@ -197,21 +197,7 @@ func TestPointReplayFromCommitPoint(t *testing.T) {
 	} {
 		t.Run(string(wc.Mode), func(t *testing.T) {
 			ref, _, _ := pointProcWindow(t, 1<<20, 1_000_000, wc)
-			after := make([][]Message, len(recs)+1)
-			cps := make([]CommitPoint, len(recs)+1)
-			var perRec [][]Message
-			cps[0] = ref.CommitPoint()
-			for k := range recs {
-				res, err := ref.Process(recs[k])
-				if err != nil {
-					t.Fatal(err)
-				}
-				perRec = append(perRec, res.Messages)
-				cps[k+1] = ref.CommitPoint()
-			}
-			for k := len(recs) - 1; k >= 0; k-- {
-				after[k] = append(append([]Message(nil), perRec[k]...), after[k+1]...)
-			}
+			after, cps := referenceOutputs(t, ref, recs)
 			points := 0
 			for _, m := range after[0] {
 				if m.Kind == PointFeature {

@@ -139,21 +139,7 @@ func TestReplayFromCommitPoint(t *testing.T) {
 	for _, wc := range modes {
 		t.Run(string(wc.Mode), func(t *testing.T) {
 			ref, _ := e.newProc(Config{Window: wc}, nil)
-			after := make([][]Message, len(recs)+1) // after[k]: output of records ≥ k
-			cps := make([]CommitPoint, len(recs)+1)
-			var perRec [][]Message
-			cps[0] = ref.CommitPoint()
-			for k := range recs {
-				res, err := ref.Process(recs[k])
-				if err != nil {
-					t.Fatal(err)
-				}
-				perRec = append(perRec, res.Messages)
-				cps[k+1] = ref.CommitPoint()
-			}
-			for k := len(recs) - 1; k >= 0; k-- {
-				after[k] = append(append([]Message(nil), perRec[k]...), after[k+1]...)
-			}
+			after, cps := referenceOutputs(t, ref, recs)
 			features, dead := split(after[0])
 			late := 0
 			for _, m := range dead {
