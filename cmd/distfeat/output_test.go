@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/distfeat/distfeat/internal/testfs"
 )
 
 // These tests check how the commands that write a file (embed --out, produce --out,
@@ -190,29 +192,11 @@ func TestOutputRefusedBeforeWork(t *testing.T) {
 	}
 }
 
-// mountTmpfs mounts a tmpfs with opts on a new directory, or skips the test saying why.
-func mountTmpfs(t *testing.T, opts string) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("skipped: mounting a tmpfs needs root (internal/outfile's injected-error tests cover the logic)")
-	}
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, opts); err != nil {
-		t.Skipf("skipped: cannot mount a tmpfs (%v); internal/outfile's injected-error tests cover the logic", err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(dir, 0); err != nil {
-			t.Errorf("unmount %s: %v", dir, err)
-		}
-	})
-	return dir
-}
-
 // TestEmbedOutReadOnlyDir: root ignores permission bits, so the read-only directory is a
 // tmpfs remounted read-only (which refuses root too): embed fails naming the path and the
 // existing file keeps its content.
 func TestEmbedOutReadOnlyDir(t *testing.T) {
-	dir := mountTmpfs(t, "size=64k")
+	dir := testfs.MountTmpfs(t, "size=64k", "internal/outfile's injected-error tests")
 	path := filepath.Join(dir, "out.jsonl")
 	if err := os.WriteFile(path, []byte("old\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -235,7 +219,7 @@ func TestEmbedOutReadOnlyDir(t *testing.T) {
 // the path, the old file keeps its content, and no temporary file is left. (The injected
 // write error in internal/outfile covers this without root.)
 func TestEmbedOutDiskFull(t *testing.T) {
-	dir := mountTmpfs(t, "size=64k")
+	dir := testfs.MountTmpfs(t, "size=64k", "internal/outfile's injected-error tests")
 	path := filepath.Join(dir, "out.jsonl")
 	if err := os.WriteFile(path, []byte("old\n"), 0o644); err != nil {
 		t.Fatal(err)

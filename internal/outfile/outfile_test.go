@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/distfeat/distfeat/internal/testfs"
 )
 
 // write creates path, writes data and commits, failing the test on any error.
@@ -332,31 +334,13 @@ func TestOutfileRefused(t *testing.T) {
 	}
 }
 
-// mountTmpfs mounts a tmpfs with opts on a new directory, or skips the test saying why.
-func mountTmpfs(t *testing.T, opts string) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("skipped: mounting a tmpfs needs root")
-	}
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, opts); err != nil {
-		t.Skipf("skipped: cannot mount a tmpfs (%v); the injected-error tests cover the logic", err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(dir, 0); err != nil {
-			t.Errorf("unmount %s: %v", dir, err)
-		}
-	})
-	return dir
-}
-
 // TestOutfileReadOnlyDir: root ignores permission bits, so the directory is a read-only
 // tmpfs mount (which refuses root too). A new file and a replacement are both refused by
 // Create and the old content is kept. Without root, a 0555 directory serves.
 func TestOutfileReadOnlyDir(t *testing.T) {
 	var dir string
 	if os.Geteuid() == 0 {
-		dir = mountTmpfs(t, "size=64k")
+		dir = testfs.MountTmpfs(t, "size=64k", "the injected-error tests")
 		if err := os.WriteFile(filepath.Join(dir, "old"), []byte("old"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -393,7 +377,7 @@ func TestOutfileReadOnlyDir(t *testing.T) {
 // TestOutfileDiskFull: a 64 KiB tmpfs fills up; the write error names the path, the old file
 // keeps its content and no temporary file is left.
 func TestOutfileDiskFull(t *testing.T) {
-	dir := mountTmpfs(t, "size=64k")
+	dir := testfs.MountTmpfs(t, "size=64k", "the injected-error tests")
 	path := filepath.Join(dir, "out")
 	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
