@@ -2,7 +2,6 @@ package embedding
 
 import (
 	"math"
-	"math/big"
 	"testing"
 
 	"github.com/distfeat/distfeat/internal/numeric"
@@ -26,77 +25,6 @@ func integrateHalfLine(f func(float64) float64, panels int) float64 {
 		}
 	}
 	return sum
-}
-
-func TestFugledeGaussLegendre(t *testing.T) {
-	// An n-point rule integrates polynomials of degree ≤ 2n−1 exactly:
-	// ∫_{-1}^{1} x^k = 2/(k+1) for even k, 0 for odd k.
-	for _, n := range []int{1, 2, 5, 8, 12, 16, 33} {
-		x, w := numeric.GaussLegendre(n)
-		for k := 0; k <= 2*n-1; k++ {
-			got := 0.0
-			for i := range x {
-				got += w[i] * math.Pow(x[i], float64(k))
-			}
-			want := 0.0
-			if k%2 == 0 {
-				want = 2 / float64(k+1)
-			}
-			if math.Abs(got-want) > 1e-13 {
-				t.Errorf("n=%d: ∫x^%d = %.16g, want %.16g", n, k, got, want)
-			}
-		}
-	}
-}
-
-func TestFugledeExpPortable(t *testing.T) {
-	// fdlibm's exp is accurate to < 1 ulp: check against a 200-bit reference. (math.Exp
-	// is also < 1 ulp but a different algorithm, so the two may differ by up to 2 ulp.)
-	rng := NewRNG(1, "test/exp")
-	for i := 0; i < 3000; i++ {
-		x := (rng.Float64()*2 - 1) * 700
-		if i%2 == 0 {
-			x /= 1000
-		}
-		got, want := numeric.Exp(x), bigExp(x)
-		if d := math.Abs(got - want); d > ulp(want) {
-			t.Fatalf("numeric.Exp(%v) = %v, exact %v (%.2g ulp)", x, got, want, d/ulp(want))
-		}
-	}
-	for _, c := range []struct{ x, want float64 }{{0, 1}, {math.Inf(-1), 0}, {-800, 0}, {800, math.Inf(1)}} {
-		if got := numeric.Exp(c.x); got != c.want {
-			t.Errorf("numeric.Exp(%v) = %v, want %v", c.x, got, c.want)
-		}
-	}
-	if !math.IsNaN(numeric.Exp(math.NaN())) {
-		t.Error("numeric.Exp(NaN) is not NaN")
-	}
-}
-
-// bigExp is eˣ rounded to float64 from a 200-bit computation: eˣ = (e^{x/2^k})^{2^k} with
-// the Taylor series for the small argument.
-func bigExp(x float64) float64 {
-	const prec = 200
-	const k = 12
-	r := new(big.Float).SetPrec(prec).SetFloat64(x)
-	r.Quo(r, new(big.Float).SetPrec(prec).SetFloat64(1<<k))
-	sum := new(big.Float).SetPrec(prec).SetFloat64(1)
-	term := new(big.Float).SetPrec(prec).SetFloat64(1)
-	for n := 1; n < 40; n++ {
-		term.Mul(term, r)
-		term.Quo(term, new(big.Float).SetPrec(prec).SetInt64(int64(n)))
-		sum.Add(sum, term)
-	}
-	for i := 0; i < k; i++ {
-		sum.Mul(sum, sum)
-	}
-	f, _ := sum.Float64()
-	return f
-}
-
-func ulp(x float64) float64 {
-	x = math.Abs(x)
-	return math.Nextafter(x, math.Inf(1)) - x
 }
 
 // TestFugledeMeasureMass checks Z = μ(ℝ≥0) for the continuous measures by quadrature, and

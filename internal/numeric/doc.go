@@ -18,5 +18,7 @@
 // The tests here hold the rule: TestNoImplicitFusion and TestFeaturePathMathCalls check
 // every package on the feature path, TestDeterministicMath the functions against committed
 // checksums, and the Test…BitIdentical tests every kernel path against its twin (run under
-// purego, GOAMD64=v3 and arm64 by `make test-arch`).
+// purego, GOAMD64=v3 and arm64 by `make test-arch`). Each kernel's tests sit beside it
+// (dot_test.go, cells_test.go, lanes_test.go, kde_test.go, l2_test.go, fwht_test.go, …),
+// and bench_test.go times every SIMD kernel against its portable twin (`make bench`).
 package numeric

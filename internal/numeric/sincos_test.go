@@ -57,3 +57,41 @@ func TestSincosFallback(t *testing.T) {
 }
 
 func fmaF(x, y, z float64) float64 { return math.FMA(x, y, z) }
+
+// TestSincosFlat requires SincosFlat and CosPiFlat to match sincos and cosPi bit for bit:
+// random arguments at several scales, quadrant boundaries, signed zeros, the polynomial
+// range's edge and the fallback beyond it.
+func TestSincosFlat(t *testing.T) {
+	check := func(theta float64) {
+		t.Helper()
+		s, c := SincosFlat(theta)
+		ws, wc := Sincos(theta)
+		if math.Float64bits(s) != math.Float64bits(ws) || math.Float64bits(c) != math.Float64bits(wc) {
+			if !(math.IsNaN(s) && math.IsNaN(ws) && math.IsNaN(c) && math.IsNaN(wc)) {
+				t.Fatalf("SincosFlat(%v) = (%v, %v), Sincos (%v, %v)", theta, s, c, ws, wc)
+			}
+		}
+	}
+	rng := NewRNG(8, "numeric.Sincos-flat")
+	for _, scale := range []float64{1e-300, 1e-8, 1, math.Pi, 10, 1e4, 1e9, SincosMaxArg, 4 * SincosMaxArg} {
+		for range 20000 {
+			check((2*rng.Float64() - 1) * scale)
+		}
+	}
+	for k := -64; k <= 64; k++ {
+		base := float64(k) * math.Pi / 4
+		check(base)
+		check(math.Nextafter(base, math.Inf(1)))
+		check(math.Nextafter(base, math.Inf(-1)))
+	}
+	for _, theta := range []float64{0, math.Copysign(0, -1), SincosMaxArg, -SincosMaxArg,
+		math.Nextafter(SincosMaxArg, math.Inf(1)), math.MaxFloat64, math.Inf(1), math.Inf(-1), math.NaN()} {
+		check(theta)
+	}
+	for range 100000 {
+		x := rng.Float64()*3 - 1
+		if a, b := CosPiFlat(x), CosPi(x); math.Float64bits(a) != math.Float64bits(b) {
+			t.Fatalf("CosPiFlat(%v) = %v, CosPi %v", x, a, b)
+		}
+	}
+}
