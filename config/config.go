@@ -24,9 +24,9 @@ import (
 // EnvPrefix is the prefix of every distfeat environment variable.
 const EnvPrefix = "DISTFEAT_"
 
-// Config is the worker's configuration (DESIGN §7). Each field's tags describe its variable:
-// env (the name after DISTFEAT_), envDefault, doc (one line for usage and the docs) and
-// values (the usage placeholder: allowed values or a unit; bool and duration fields take
+// Config is the worker's configuration (docs/configuration.md). Each field's tags describe its
+// variable: env (the name after DISTFEAT_), envDefault, doc (one line for usage and the docs)
+// and values (the usage placeholder: allowed values or a unit; bool and duration fields take
 // theirs from the type).
 type Config struct {
 	Brokers     []string `env:"BROKERS" envDefault:"127.0.0.1:9092" envSeparator:"," values:"host:port,..." doc:"bootstrap brokers, comma-separated"`

@@ -1,6 +1,6 @@
 // Package consumer is distfeat's Kafka side of the worker: consumer-group generations, one
 // goroutine per assigned partition, the ordered output pipeline and offset commits
-// (DESIGN §6). It only moves kafka-go messages in and out: everything between a fetched
+// (docs/guarantees.md). It only moves kafka-go messages in and out: everything between a fetched
 // record and its feature records or dead letters is package processor's.
 //
 // Delivery in one paragraph: every partition loop hands fetched records to its processor

@@ -101,8 +101,8 @@ func TestEndToEndBitIdentical(t *testing.T) {
 	}
 }
 
-// TestDeadLetters sends one poison record per reason between valid sets on the same
-// partition: each poison record lands on the DLQ with the DESIGN §4 headers, and every valid
+// TestDeadLetters sends one poison record per reason between valid sets on the same partition:
+// each poison record lands on the DLQ with the headers of docs/input-output.md, and every valid
 // window is still delivered.
 func TestDeadLetters(t *testing.T) {
 	t.Parallel() // each test has its own broker; most of their time is waiting

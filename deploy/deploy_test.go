@@ -42,7 +42,7 @@ const (
 	dashboardFile  = "grafana/distfeat.json"
 	grafanaProv    = "grafana/provisioning"
 
-	// The probe paths the orchestrators use (DESIGN §7: METRICS_ADDR serves them).
+	// The probe paths the orchestrators use (docs/configuration.md: METRICS_ADDR serves them).
 	livenessPath  = "/healthz"
 	readinessPath = "/readyz"
 	metricsPath   = "/metrics"

@@ -8,7 +8,7 @@ import (
 	"github.com/distfeat/distfeat/spec"
 )
 
-// Benchmarks per family (DESIGN §9): ns/point for Add and ns/window for Finalize. Points
+// Benchmarks per family (docs/performance.md): ns/point for Add and ns/window for Finalize. Points
 // are added in batches of 1000, like a record's worth of points. Run with
 //
 //	go test ./embedding -run '^$' -bench 'MMD|L2' -benchmem -benchtime=1s

@@ -1,5 +1,5 @@
 // Package embedding turns sets of points into fixed-length feature vectors whose inner
-// products approximate kernels between the underlying distributions (DESIGN §2–3).
+// products approximate kernels between the underlying distributions (docs/math.md).
 //
 // A spec.Spec (spec.ParseSpec, spec.LoadSpec, spec.DefaultSpec) is compiled by New into an
 // Embedder, which holds every family's random draws (made from the frozen RNG, so features

@@ -7,7 +7,7 @@ import (
 	"github.com/distfeat/distfeat/internal/numeric"
 )
 
-// Fuglede measures of the hdd divergences (DESIGN §3.3).
+// Fuglede measures of the hdd divergences (docs/math.md).
 //
 // A 1-homogeneous negative-definite κ on ℝ≥0 has the representation (Fuglede 2005)
 //

@@ -149,8 +149,8 @@ func TestFugledeIdentityQuadrature(t *testing.T) {
 	}
 }
 
-// TestFugledeIdentitySampled is the DESIGN §3.3 test: Z·E_{λ~μ/Z}|x^{½+iλ} − y^{½+iλ}|²
-// = κ(x,y) to 1% on [0.01, 10]², with the λs the families actually use.
+// TestFugledeIdentitySampled is the identity test of docs/math.md: Z·E_{λ~μ/Z}|x^{½+iλ} −
+// y^{½+iλ}|² = κ(x,y) to 1% on [0.01, 10]², with the λs the families actually use.
 func TestFugledeIdentitySampled(t *testing.T) {
 	grid := fugledeGrid()
 	for _, div := range allDivergences {

@@ -11,11 +11,11 @@ import (
 	"github.com/distfeat/distfeat/spec"
 )
 
-// The Gram-matrix experiment of the AAAI paper (§5 and its appendix), DESIGN §9: N = 50
+// The Gram-matrix experiment of the AAAI paper (§5 and its appendix; docs/math.md): N = 50
 // random mixtures of 5 truncated Gaussians on [0,1]², means ~ Unif([0,1]²), per-axis
 // standard deviations ~ Unif[0.05, 0.15], equal weights; n = 2500 points from each. The
 // exact kernels K(p_i,p_j) = exp(−ρ²(p_i,p_j)/(2σ²)) between the true densities are compared
-// with the estimates z(Â(p̂_i))ᵀz(Â(p̂_j)) of the hdd family at the DESIGN §2 defaults
+// with the estimates z(Â(p̂_i))ᵀz(Â(p̂_j)) of the hdd family at the default spec's settings
 // with D = 7000 features. The paper reports R² = 0.966 for the js kernel.
 
 const (

@@ -11,7 +11,7 @@ import (
 )
 
 // The hdd family: random features for kernels K = exp(−ρ²(p,q)/(2σ²)) on homogeneous
-// density distances ρ²(p,q) = ∫ κ(p(x), q(x)) dx (DESIGN §3.3; paper §3, thesis §4.3).
+// density distances ρ²(p,q) = ∫ κ(p(x), q(x)) dx (docs/math.md; paper §3, thesis §4.3).
 //
 // Sketch: the window's points linearly binned onto the G+2 nodes per axis described in
 // kde.go — a (G+2)^d grid in joint mode, d separate lines of G+2 in marginal mode —

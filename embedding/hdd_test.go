@@ -11,7 +11,7 @@ import (
 	"github.com/distfeat/distfeat/spec"
 )
 
-// hddTestSpec is a resolved spec with one hdd family at the DESIGN §2 defaults
+// hddTestSpec is a resolved spec with one hdd family at the default spec's settings
 // (hdd_js), modified by mod.
 func hddTestSpec(dim int, mod func(*spec.Family)) *spec.Spec {
 	fam := spec.Family{Name: "hdd_js", Kind: "hdd", Divergence: "js", Features: 4096, Sigma: 0.5,

@@ -7,7 +7,7 @@ import (
 	"github.com/distfeat/distfeat/internal/numeric"
 )
 
-// Linear binning and the binned Gaussian KDE of the hdd family (DESIGN §3.3 step 1).
+// Linear binning and the binned Gaussian KDE of the hdd family (docs/math.md, hdd step 1).
 //
 // Grid. Each axis of [0,1] is cut into G cells with midpoints c_i = (i+½)/G, i = 0..G−1.
 // Binning uses G+2 nodes per axis: the G midpoints plus a ghost node half a cell outside

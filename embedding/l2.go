@@ -7,7 +7,7 @@ import (
 	"github.com/distfeat/distfeat/spec"
 )
 
-// l2Family is a compiled `l2` family (DESIGN §3.2): the window's empirical coefficients in
+// l2Family is a compiled `l2` family (docs/math.md): the window's empirical coefficients in
 // the orthonormal cosine basis of L²([0,1]^d), a_α = (1/n) Σ_i φ_α(u_i) for the first
 // `basis` multi-indices α (numeric.CosineIndices order), so that ‖a − a′‖² ≈ ‖p − q‖²₂.
 //

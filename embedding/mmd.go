@@ -8,7 +8,7 @@ import (
 	"github.com/distfeat/distfeat/spec"
 )
 
-// mmdFamily is a compiled `mmd` family (DESIGN §3.1): the mean embedding of the window in
+// mmdFamily is a compiled `mmd` family (docs/math.md): the mean embedding of the window in
 // the random Fourier feature space of the Gaussian kernel exp(−‖u−v‖²/(2·bandwidth²)).
 //
 // Draws: ω_r ~ N(0, bandwidth⁻² I_d), made with NewRNG(seed, name) in the order r = 0..D/2−1,

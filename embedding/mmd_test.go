@@ -155,10 +155,10 @@ func mean(v []float64) float64 {
 	return s / float64(len(v))
 }
 
-// TestMMDMatchesDefinition recomputes the features from DESIGN §3.1 with math.Sin/Cos:
-// frequencies drawn from NewRNG(seed, name) in the order r, j, ω = Normal()/bandwidth;
-// output interleaved [sin, cos] per frequency scaled by √(2/D); mean over points.
-// Tolerance: float32 rounding of values ≤ √(2/D) (< 2e-8) plus fixed-point rounding.
+// TestMMDMatchesDefinition recomputes the features from their definition (docs/math.md) with
+// math.Sin/Cos: frequencies drawn from NewRNG(seed, name) in the order r, j, ω =
+// Normal()/bandwidth; output interleaved [sin, cos] per frequency scaled by √(2/D); mean over
+// points. Tolerance: float32 rounding of values ≤ √(2/D) (< 2e-8) plus fixed-point rounding.
 func TestMMDMatchesDefinition(t *testing.T) {
 	for _, tc := range []struct {
 		d, features int

@@ -8,7 +8,7 @@ import (
 )
 
 // Sketch is one window's state: a fixed-size, mergeable accumulator per family plus the
-// point count (DESIGN §3.4). Its memory does not depend on how many points it holds.
+// point count (docs/math.md, Sketches). Its memory does not depend on how many points it holds.
 // Accumulators are fixed-point integers, so any split of a window's points across Add
 // calls and merged sketches finalises to the same bits. A Sketch is not safe for
 // concurrent use.

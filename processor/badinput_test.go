@@ -104,7 +104,7 @@ type poisonCase struct {
 	rec    Record
 }
 
-// poisonCases is every kind of bad input of DESIGN §4, for MaxMessageBytes 16 KiB and
+// poisonCases is every kind of bad input of docs/input-output.md, for MaxMessageBytes 16 KiB and
 // MaxPointsPerRecord 64 with rejectSpec. Most carry key "bg", the set of an open window.
 func poisonCases(t *testing.T) []poisonCase {
 	truncArrow := encodeArrow(t, schema.Batch{Set: "bg", Points: []float64{0.1, 0.2, 0.3, 0.4}, N: 2})
@@ -179,15 +179,14 @@ func badInputScript(t *testing.T) *inputScript {
 	return s
 }
 
-// TestBadInputMatrix runs every kind of bad input of DESIGN §4 (and the valid edge cases next
-// to them) through a processor, in the middle of an open window ("bg") whose key most poison
-// records carry. Each poison record must become one dead letter, in order, with its reason,
-// its original key, value and headers, and the source headers naming its offset, and be
-// counted by reason; the documented non-DLQ cases (empty-points records, `end` for a set
-// without a window) must emit nothing and be counted where documented; and the valid windows
-// around them must be exactly the expected ones, bit-identical to the offline embedding of
-// their points. The same records in one call, one by one and in uneven batches give the
-// same output.
+// TestBadInputMatrix runs every kind of bad input of docs/input-output.md (and the valid edge
+// cases next to them) through a processor, in the middle of an open window ("bg") whose key most
+// poison records carry. Each poison record must become one dead letter, in order, with its
+// reason, its original key, value and headers, and the source headers naming its offset, and be
+// counted by reason; the documented non-DLQ cases (empty-points records, `end` for a set without
+// a window) must emit nothing and be counted where documented; and the valid windows around them
+// must be exactly the expected ones, bit-identical to the offline embedding of their points. The
+// same records in one call, one by one and in uneven batches give the same output.
 func TestBadInputMatrix(t *testing.T) {
 	e := newEnv(t, rejectSpec)
 	s := badInputScript(t)

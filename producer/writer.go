@@ -1,6 +1,6 @@
-// Package producer publishes point batches to distfeat's input topic (DESIGN §4, §6): one
-// Kafka record per set chunk, keyed by set ID, placed by a Java-compatible murmur2
-// partitioner, acknowledged by all in-sync replicas.
+// Package producer publishes point batches to distfeat's input topic (docs/input-output.md,
+// docs/guarantees.md): one Kafka record per set chunk, keyed by set ID, placed by a
+// Java-compatible murmur2 partitioner, acknowledged by all in-sync replicas.
 package producer
 
 import (
@@ -21,14 +21,14 @@ const (
 	FormatArrow = "arrow" // value = schema.EncodeArrow of one batch, content-type application/vnd.apache.arrow.stream
 )
 
-// HeaderContentType is the record header that names the value's format (DESIGN §4); it is
-// schema.HeaderContentType, kept here for the producer's callers.
+// HeaderContentType is the record header that names the value's format (docs/input-output.md);
+// it is schema.HeaderContentType, kept here for the producer's callers.
 const HeaderContentType = schema.HeaderContentType
 
 // Writer defaults (see NewWriter).
 const (
 	// DefaultBatchTimeout bounds how long kafka-go waits to fill a batch. kafka-go's own
-	// default of 1 s would add a second to every synchronous write (DESIGN §6).
+	// default of 1 s would add a second to every synchronous write (docs/guarantees.md).
 	DefaultBatchTimeout = 5 * time.Millisecond
 	// DefaultBatchSize is the most records kafka-go sends to one partition in one request.
 	DefaultBatchSize = 1000
@@ -36,7 +36,7 @@ const (
 	// 1 MiB, just under Kafka's default message.max.bytes (1 MiB + 12 bytes of overhead).
 	DefaultBatchBytes = 1 << 20
 
-	// maxSetBytes is DESIGN §4's limit on a set ID (the record key).
+	// maxSetBytes is the limit on a set ID, the record key (docs/input-output.md).
 	maxSetBytes = 256
 	// maxRecordBytes is the largest value PointWriter puts in one record; larger chunks are
 	// split. It leaves room under DefaultBatchBytes for the key, headers and framing.
@@ -72,7 +72,7 @@ type WriterConfig struct {
 //
 //   - Balancer NewBalancer() (records keyed by set ID land where the Java client puts them);
 //   - RequiredAcks RequireAll: a write returns only once all in-sync replicas have the
-//     records (the worker's commit rule, DESIGN §6, depends on it);
+//     records (the worker's commit rule, docs/guarantees.md, depends on it);
 //   - BatchTimeout cfg.BatchTimeout or DefaultBatchTimeout, BatchSize DefaultBatchSize,
 //     BatchBytes DefaultBatchBytes (also the largest single record it accepts);
 //   - no compression, no topic auto-creation, kafka-go's default retries (10 attempts with
@@ -97,8 +97,8 @@ func NewWriter(cfg WriterConfig) *kafka.Writer {
 	}
 }
 
-// PointWriter publishes point batches (DESIGN §4 input records). It is safe for concurrent
-// use; records of one set written by one goroutine keep their order.
+// PointWriter publishes point batches (input records, docs/input-output.md). It is safe for
+// concurrent use; records of one set written by one goroutine keep their order.
 type PointWriter struct {
 	w           *kafka.Writer
 	format      string

@@ -105,7 +105,7 @@ func BenchmarkEncodeArrow(b *testing.B) {
 	reportPoints(b, batches[0].N)
 }
 
-// BenchmarkEncodeOutput encodes one feature record of the DESIGN §2 default spec's size
+// BenchmarkEncodeOutput encodes one feature record of the default spec's size
 // (mmd 1024 + hdd_js 4096 + l2 100 floats).
 func BenchmarkEncodeOutput(b *testing.B) {
 	spec := testSpec()

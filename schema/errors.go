@@ -2,7 +2,7 @@ package schema
 
 import "errors"
 
-// Dead-letter reasons (DESIGN §4): the values of the `error` header on the DLQ topic.
+// Dead-letter reasons (docs/input-output.md): the values of the `error` header on the DLQ topic.
 const (
 	// ReasonDecode: the record is not a well-formed input record.
 	ReasonDecode = "decode"

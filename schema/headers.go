@@ -1,7 +1,7 @@
 package schema
 
-// Kafka record header names (DESIGN §4), defined once here and used by the processor, the
-// producer, the commands and the tests.
+// Kafka record header names (docs/input-output.md), defined once here and used by the processor,
+// the producer, the commands and the tests.
 const (
 	// HeaderContentType names a value's format: ContentTypeJSON or ContentTypeArrow on input
 	// records (none means JSON), ContentTypeArrow on every feature record.

@@ -83,7 +83,7 @@ func checkRecordTime(ms int64) error {
 	return nil
 }
 
-// DecodeRecord decodes one input record (DESIGN §4) into batches of points.
+// DecodeRecord decodes one input record (docs/input-output.md) into batches of points.
 //
 // The content type selects the format: "" or application/json (parameters such as
 // "; charset=utf-8" are ignored) → JSON, which yields exactly one Batch;

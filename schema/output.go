@@ -16,7 +16,7 @@ import (
 	"github.com/distfeat/distfeat/spec"
 )
 
-// Output column names and schema metadata keys (DESIGN §4).
+// Output column names and schema metadata keys (docs/input-output.md).
 const (
 	colWindowStart = "window_start"
 	colWindowEnd   = "window_end"
@@ -48,8 +48,8 @@ type FeatureRecord struct {
 	Vectors [][]float32
 }
 
-// FeatureLine is the JSON-lines form of a FeatureRecord (DESIGN §4), written by `embed` and
-// `tail`.
+// FeatureLine is the JSON-lines form of a FeatureRecord (docs/input-output.md), written by
+// `embed` and `tail`.
 type FeatureLine struct {
 	Set         string               `json:"set"`
 	Seq         uint64               `json:"seq"`
@@ -108,12 +108,11 @@ func newOutputLayout(sp *spec.Spec, fixed []arrow.Field, cols []embedding.Column
 // NewOutput returns the output encoder for spec (which must not be nil) and its embedder's
 // columns.
 //
-// The schema is (DESIGN §4): set utf8, window_start and window_end timestamp[ms, UTC], seq
-// uint64, n int64, spec_id utf8, then one fixed_size_list<float32>[Len] per column, named by
-// Column.Name. All columns are non-nullable; the list items use Arrow's default element
-// field ("item", nullable), matching pyarrow's pa.list_(pa.float32(), n). The schema
-// metadata holds distfeat.spec (the spec's canonical JSON) and distfeat.spec_id, in that
-// order.
+// The schema is (docs/input-output.md): set utf8, window_start and window_end timestamp[ms,
+// UTC], seq uint64, n int64, spec_id utf8, then one fixed_size_list<float32>[Len] per column,
+// named by Column.Name. All columns are non-nullable; the list items use Arrow's default element
+// field ("item", nullable), matching pyarrow's pa.list_(pa.float32(), n). The schema metadata
+// holds distfeat.spec (the spec's canonical JSON) and distfeat.spec_id, in that order.
 func NewOutput(spec *spec.Spec, cols []embedding.Column) *Output {
 	ts := &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}
 	return &Output{newOutputLayout(spec, []arrow.Field{

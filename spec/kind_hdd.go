@@ -6,7 +6,7 @@ import (
 	"github.com/distfeat/distfeat/internal/numeric"
 )
 
-// hddKind: the homogeneous density distance (DESIGN §3.3): a KDE of each window's density
+// hddKind: the homogeneous density distance (docs/math.md): a KDE of each window's density
 // on a grid, its cosine coefficients at M values λ of the divergence's Fuglede measure, and
 // a random Fourier stage on them.
 var hddKind = kindDef{

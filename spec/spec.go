@@ -11,7 +11,7 @@ import (
 	"slices"
 )
 
-// Spec is a resolved feature spec (DESIGN §2): every default filled in.
+// Spec is a resolved feature spec (docs/spec.md): every default filled in.
 //
 // Parse specs with ParseSpec or LoadSpec (strict: unknown fields, fields that do not apply
 // to a family's kind and bad values are *SpecError naming the field). A Spec built in Go is
@@ -76,7 +76,7 @@ type Family struct {
 	// the spec version's default (direct in versions 1 and 2, auto from version 3).
 	Method string `json:"method,omitempty"`
 
-	// The remaining fields are hdd only (DESIGN §3.3).
+	// The remaining fields are hdd only (docs/math.md).
 
 	// Divergence is "js", "hellinger" or "tv".
 	Divergence string `json:"divergence,omitempty"`
@@ -169,8 +169,8 @@ const (
 	// maxHDDCells bounds the binning nodes of one hdd grid ((G+2)^gd ≤ 2·maxHDDCells):
 	// 2²⁴ cells is 128 MiB of sketch.
 	maxHDDCells = 1 << 24
-	// defaultSpecJSONSource is the built-in default: the DESIGN §2 families at spec version 3
-	// (orthogonal random features, mmd method auto: the non-uniform FFT at dim 2).
+	// defaultSpecJSONSource is the built-in default: the version-1 default's families at spec
+	// version 3 (orthogonal random features, mmd method auto: the non-uniform FFT at dim 2).
 	defaultSpecJSONSource = `{
   "version": 3,
   "seed": 42,
@@ -187,8 +187,8 @@ const (
   ]
 }`
 	// defaultSpecV1JSONSource is the built-in default of releases before spec version 3 became
-	// the default: exactly the DESIGN §2 example. Its spec_id (fc09ef581b8b4ac2) and bytes are
-	// pinned by the golden tests; examples/default-spec-v1.json holds the same spec.
+	// the default (docs/spec.md, docs/upgrading.md). Its spec_id (fc09ef581b8b4ac2) and bytes
+	// are pinned by the golden tests; examples/default-spec-v1.json holds the same spec.
 	defaultSpecV1JSONSource = `{
   "version": 1,
   "seed": 42,
@@ -206,15 +206,15 @@ const (
 }`
 )
 
-// reservedColumns are the output columns a family name may not take (DESIGN §4).
+// reservedColumns are the output columns a family name may not take (docs/input-output.md).
 var reservedColumns = [...]string{"set", "window_start", "window_end", "seq", "n", "spec_id"}
 
 // NewestVersion is the newest spec version: the built-in default's (TestDefaultSpecIsNewest),
 // and what calibrate proposes without a base spec.
 const NewestVersion = 3
 
-// DefaultSpec returns the spec used when none is configured, resolved: the DESIGN §2
-// families (dim 2 on the unit square; mmd, hdd_js and l2 with the example's parameters) at
+// DefaultSpec returns the spec used when none is configured, resolved: the version-1
+// default's families (dim 2 on the unit square; mmd, hdd_js and l2 with its parameters) at
 // the newest spec version, 3 (orthogonal random features; mmd method auto). Releases before
 // it used DefaultSpecV1; docs/upgrading.md says how a running group moves on.
 func DefaultSpec() *Spec {
@@ -222,8 +222,7 @@ func DefaultSpec() *Spec {
 }
 
 // DefaultSpecV1 returns the built-in default spec of releases before version 3 became the
-// default: exactly the DESIGN §2 example (spec version 1: Gaussian random features, direct
-// mmd), resolved. Its features never change; pin it (examples/default-spec-v1.json) to keep
+// default (spec version 1: Gaussian random features, direct mmd; docs/spec.md), resolved. Its features never change; pin it (examples/default-spec-v1.json) to keep
 // a group's features across the upgrade.
 func DefaultSpecV1() *Spec {
 	return mustParseBuiltin(defaultSpecV1JSONSource)

@@ -9,7 +9,7 @@ import (
 // Mode selects how points are grouped into windows (DISTFEAT_WINDOW).
 type Mode string
 
-// The window modes (DESIGN §5). The empty Mode means ModeSet.
+// The window modes (docs/windows.md). The empty Mode means ModeSet.
 const (
 	ModeSet     Mode = "set"
 	ModeCount   Mode = "count"

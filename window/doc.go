@@ -1,5 +1,5 @@
 // Package window groups the point batches of one Kafka partition into windows per set and
-// decides when each window closes (DESIGN §5). It is pure: no Kafka, no embedding import, no
+// decides when each window closes (docs/windows.md). It is pure: no Kafka, no embedding import, no
 // goroutines. It is generic over the per-window state, a mergeable Sketch, so it is tested with
 // a tiny fake sketch and used in production with *embedding.Sketch.
 //

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Sketch is a window's fixed-size, mergeable state (DESIGN §3.4); *embedding.Sketch
+// Sketch is a window's fixed-size, mergeable state (docs/math.md, Sketches); *embedding.Sketch
 // implements it. Merge must be exactly associative and commutative (the embedding package's
 // fixed-point accumulators are), because panes are merged in an order that depends on how
 // points fell into panes, not on arrival order.

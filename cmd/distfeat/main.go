@@ -1,4 +1,4 @@
-// Command distfeat is the distfeat binary: the streaming worker and its tools (DESIGN §7).
+// Command distfeat is the distfeat binary: the streaming worker and its tools (README.md).
 //
 //	distfeat worker    the service (configured by DISTFEAT_* variables or mirrored flags)
 //	distfeat produce   publish sets (synthetic mixtures or JSON lines), or write them to a file

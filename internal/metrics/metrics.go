@@ -1,5 +1,6 @@
-// Package metrics defines distfeat's Prometheus collectors (DESIGN §8). One Metrics value is
-// created per process and passed to the components that update it; nothing is global.
+// Package metrics defines distfeat's Prometheus collectors (listed in docs/configuration.md).
+// One Metrics value is created per process and passed to the components that update it; nothing
+// is global.
 package metrics
 
 import (
@@ -16,7 +17,7 @@ type Metrics struct {
 	PointsClipped prometheus.Counter
 	// Records counts input records by result: ok, invalid, late, replayed.
 	Records *prometheus.CounterVec
-	// RecordsInvalid counts dead-lettered records by reason (DESIGN §4 reasons).
+	// RecordsInvalid counts dead-lettered records by reason (the reasons of docs/input-output.md).
 	RecordsInvalid *prometheus.CounterVec
 	// EndWithoutWindow counts `end` markers for sets with no open window (valid, nothing to emit).
 	EndWithoutWindow prometheus.Counter

@@ -9,8 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// TestDesignMetricsExposed: every metric DESIGN §8 names is served on /metrics under the
-// distfeat_ prefix, with the labels dashboards and alerts select on.
+// TestDesignMetricsExposed: the core metrics of docs/configuration.md are served on /metrics
+// under the distfeat_ prefix, with the labels dashboards and alerts select on.
 func TestDesignMetricsExposed(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := New(reg, "v-test")

@@ -8,7 +8,7 @@ import (
 
 // CosineIndices returns the first count multi-indices α ∈ ℕ^d of the cosine basis
 // φ_α(u) = Π_j c(α_j) cos(π α_j u_j), c(0)=1, c(k>0)=√2, ordered by Σα_j² and then
-// lexicographically (DESIGN §3.2). The order is part of the feature contract.
+// lexicographically (docs/math.md). The order is part of the feature contract.
 //
 // It first finds the smallest bound B with at least count indices of Σα² ≤ B (counting
 // without materialising, capped at count), then materialises only the indices it returns,

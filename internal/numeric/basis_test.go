@@ -53,7 +53,7 @@ func TestCosineIndicesOrder(t *testing.T) {
 			}
 		}
 	}
-	// Spot checks of the contract order (DESIGN §3.2) in 2-D.
+	// Spot checks of the contract order (docs/math.md) in 2-D.
 	want := [][]int{{0, 0}, {0, 1}, {1, 0}, {1, 1}, {0, 2}, {2, 0}, {1, 2}, {2, 1}}
 	if got := CosineIndices(2, 8); !reflect.DeepEqual(got, want) {
 		t.Errorf("first 2-D indices %v, want %v", got, want)

@@ -45,7 +45,7 @@ func SetAt(seed uint64, i, points, d int) Set {
 //
 //	(1/(n·m)) Σ_i Σ_j exp(−‖x_i − y_j‖² / (2·bandwidth²)).
 //
-// It is what the mmd family's z̄ᵀz̄′ estimates (DESIGN §3.1). O(n·m·d) time, no allocation
+// It is what the mmd family's z̄ᵀz̄′ estimates (docs/math.md). O(n·m·d) time, no allocation
 // beyond the result, no shared state: safe to call from many goroutines at once. An empty
 // sample gives NaN.
 func ExactMMK(x, y []float64, d int, bandwidth float64) float64 {

@@ -64,7 +64,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
-// Default topic names, matching DESIGN §7 (DISTFEAT_INPUT_TOPIC, _OUTPUT_TOPIC, _DLQ_TOPIC).
+// Default topic names, matching docs/configuration.md (DISTFEAT_INPUT_TOPIC, _OUTPUT_TOPIC,
+// _DLQ_TOPIC).
 const (
 	TopicPoints   = "points"
 	TopicFeatures = "features"
