@@ -1,7 +1,6 @@
 package calibrate
 
 import (
-	"context"
 	"math"
 	"runtime"
 
@@ -43,23 +42,6 @@ func exactRho2(sets []synth.Set) map[string][]float64 {
 		})
 	}
 	return out
-}
-
-// newTestCalibration is a calibration of the sets with the given spec as its proposal
-// (bounds taken from the spec), sampled, normalised and split in halves as Calibrate does.
-func newTestCalibration(sets []synth.Set, spec *spec.Spec, o Options) (*calibration, error) {
-	o = o.withDefaults()
-	var in []Set
-	for _, s := range sets {
-		in = append(in, Set{ID: s.ID, Points: s.Points})
-	}
-	smp, err := newSample(in, spec.Dim, spec.Seed, o)
-	if err != nil {
-		return nil, err
-	}
-	smp.normalise(BoundsProposal{Lo: spec.Bounds.Lo, Hi: spec.Bounds.Hi})
-	smp.splitHalves(spec.Seed)
-	return &calibration{ctx: context.Background(), opts: o, smp: smp, spec: spec, res: &Result{}}, nil
 }
 
 // handSpec is the careful hand spec of issue 20: version 2, D = 7000, basis 100, 5 λ, the

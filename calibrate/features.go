@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/distfeat/distfeat/internal/stats"
 	"github.com/distfeat/distfeat/spec"
 )
 
@@ -68,7 +69,7 @@ func (c *calibration) pilot(f spec.Family, sub bool, truth []float64) (mse, r2 f
 	var approx []float64
 	for a := range vecs {
 		for b := a + 1; b < len(vecs); b++ {
-			approx = append(approx, dot32(vecs[a], vecs[b]))
+			approx = append(approx, stats.Dot32(vecs[a], vecs[b]))
 		}
 	}
 	if len(approx) == 0 {
@@ -77,5 +78,5 @@ func (c *calibration) pilot(f spec.Family, sub bool, truth []float64) (mse, r2 f
 	for k, v := range approx {
 		mse += (v - truth[k]) * (v - truth[k])
 	}
-	return mse / float64(len(approx)), rSquared(approx, truth), nil
+	return mse / float64(len(approx)), stats.RSquared(approx, truth), nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/numeric"
 	"github.com/distfeat/distfeat/spec"
 )
 
@@ -19,10 +20,6 @@ const (
 	minGrid           = 16
 	maxJointGrid      = 128  // 8·128² = 128 KiB of sketch per open window in 2-D
 	maxMarginalGrid   = 1024 // 8·d·1024 bytes per open window
-	// kdeKeep: the Gaussian KDE multiplies the cosine of frequency πk by exp(−(πkh)²/2);
-	// the basis keeps the frequencies it attenuates by less than this factor, since finer
-	// ones carry (almost) nothing of the estimated density.
-	kdeKeep = 0.05
 	// Caps on the basis (the RFF stage costs 2·lambdas·basis·D/2 multiply-adds per window).
 	maxJointBasis    = 160
 	maxMarginalBasis = 32
@@ -328,13 +325,9 @@ func (c *calibration) featureTarget(r2C float64) float64 {
 }
 
 // basisMaxIndex is the largest single-axis index of the first basis cosine multi-indices in
-// d dimensions (they are ordered by Σα², so the last level B holds it: ⌊√B⌋).
+// d dimensions.
 func basisMaxIndex(d, basis int) int {
-	b := 0
-	for countIndices(d, b, basis) < basis {
-		b++
-	}
-	return int(math.Sqrt(float64(b)))
+	return numeric.MaxIndex(numeric.CosineIndices(d, basis))
 }
 
 // pairsToGram is the symmetric S×S matrix with unit diagonal of pair values (i < j).
@@ -445,27 +438,6 @@ func gridCap(d int, joint bool) int {
 		return maxMarginalGrid
 	}
 	return max(minGrid, min(maxJointGrid, int(math.Floor(math.Pow(maxJointCells, 1/float64(d))+1e-9))/8*8))
-}
-
-// countIndices counts the multi-indices α ∈ ℕ^d with Σα² ≤ bound, stopping at limit (the
-// cosine basis is ordered by Σα², so a basis of this size holds exactly those).
-func countIndices(d, bound, limit int) int {
-	n := 0
-	var rec func(j, rem int)
-	rec = func(j, rem int) {
-		if n >= limit {
-			return
-		}
-		if j == d-1 {
-			n += int(math.Floor(math.Sqrt(float64(rem)))) + 1
-			return
-		}
-		for k := 0; k*k <= rem && n < limit; k++ {
-			rec(j+1, rem-k*k)
-		}
-	}
-	rec(0, bound)
-	return min(n, limit)
 }
 
 // l2 calibrates an l2 family. Basis (d ≤ 3): the ⟨a, a′⟩ of the cosine coefficients

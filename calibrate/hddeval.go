@@ -3,6 +3,7 @@ package calibrate
 import (
 	"fmt"
 
+	"github.com/distfeat/distfeat/internal/stats"
 	"github.com/distfeat/distfeat/spec"
 )
 
@@ -99,7 +100,7 @@ func (c *calibration) evalHDD(f spec.Family, ref hddReference, features bool) (h
 	if features {
 		ev.X = innerPairs(column(full, 0))
 		ev.R2 = truthR2(ev.X, refK, dC, dR, 0.25, 0.25)
-		ev.R2Smoothed = rSquared(ev.X, ev.C)
+		ev.R2Smoothed = stats.RSquared(ev.X, ev.C)
 		e := make([]float64, len(ev.X))
 		for k := range e {
 			e[k] = ev.X[k] - ev.C[k]

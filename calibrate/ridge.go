@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/stats"
 )
 
 // Cross-validated accuracy of a linear model on the features, for labelled sets (--label):
@@ -39,7 +40,7 @@ func cvAccuracy(z [][]float32, labels []string, seed uint64) float64 {
 	k := mat.NewSymDense(n, nil)
 	parallelFor(n, 2, func(i int) {
 		for j := 0; j <= i; j++ {
-			k.SetSym(i, j, dot32(z[i], z[j]))
+			k.SetSym(i, j, stats.Dot32(z[i], z[j]))
 		}
 	})
 	perm := choose(embedding.NewRNG(seed, "calibrate/folds"), n, n) // sorted: shuffle below

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/stats"
 	"github.com/distfeat/distfeat/spec"
 )
 
@@ -54,7 +55,7 @@ func (c *calibration) selfCheck() error {
 			// (the random-feature error only).
 			ck.Approx, ck.Truth = innerPairs(familyVectors(full, columnIndex(emb, t.name))), t.pairs
 			ck.Pairs = len(ck.Approx)
-			ck.R2 = rSquared(ck.Approx, ck.Truth)
+			ck.R2 = stats.RSquared(ck.Approx, ck.Truth)
 			ck.MaxErr = maxAbsDiff(ck.Approx, ck.Truth)
 		}
 		c.res.Checks = append(c.res.Checks, ck)
@@ -81,7 +82,7 @@ func (c *calibration) checkMMD(ck *Check, t familyTruth, approx []float64) {
 	if vt > 0 && vx > 0 {
 		ck.R2 = math.Min(1, math.Max(0, cxt*cxt/(vx*vt)))
 	}
-	ck.R2Smoothed = rSquared(ck.Approx, ck.Truth)
+	ck.R2Smoothed = stats.RSquared(ck.Approx, ck.Truth)
 	ck.MaxErr = maxAbsDiff(ck.Approx, ck.Truth)
 }
 
@@ -160,14 +161,6 @@ func columnIndex(emb *embedding.Embedder, name string) int {
 	return slices.IndexFunc(emb.Columns(), func(col embedding.Column) bool { return col.Name == name })
 }
 
-func dot32(a, b []float32) float64 {
-	var s float64
-	for i := range a {
-		s += float64(a[i]) * float64(b[i])
-	}
-	return s
-}
-
 // means are the means of x and y (of equal, non-zero length).
 func means(x, y []float64) (mx, my float64) {
 	n := float64(len(x))
@@ -176,23 +169,4 @@ func means(x, y []float64) (mx, my float64) {
 		my += y[i]
 	}
 	return mx / n, my / n
-}
-
-// rSquared is the squared Pearson correlation of x and y (0 when either is constant).
-func rSquared(x, y []float64) float64 {
-	n := float64(len(x))
-	if n < 2 || len(y) != len(x) {
-		return 0
-	}
-	mx, my := means(x, y)
-	var sxy, sxx, syy float64
-	for i := range x {
-		sxy += (x[i] - mx) * (y[i] - my)
-		sxx += (x[i] - mx) * (x[i] - mx)
-		syy += (y[i] - my) * (y[i] - my)
-	}
-	if sxx == 0 || syy == 0 {
-		return 0
-	}
-	return sxy * sxy / (sxx * syy)
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/stats"
 	"github.com/distfeat/distfeat/internal/synth"
 	"github.com/distfeat/distfeat/spec"
 )
@@ -84,7 +85,7 @@ func TestHDDAgainstTrueDensities(t *testing.T) {
 		for i := 0; i < n; i++ {
 			for j := i + 1; j < n; j++ {
 				rho2 = append(rho2, sqDist32(vecs[i][1], vecs[j][1]))
-				kEst = append(kEst, dot32(vecs[i][0], vecs[j][0]))
+				kEst = append(kEst, stats.Dot32(vecs[i][0], vecs[j][0]))
 			}
 		}
 		for _, v := range js {
@@ -94,10 +95,10 @@ func TestHDDAgainstTrueDensities(t *testing.T) {
 		for k := range rho2 {
 			bias += (rho2[k] - js[k]) / js[k]
 		}
-		r2[sp.name] = rSquared(rho2, js)
+		r2[sp.name] = stats.RSquared(rho2, js)
 		t.Logf("%-10s kde_bandwidth %-6g grid %-3d basis %-3d D %-4d σ %-5g: R²(‖A−A′‖², JS) %.4f (mean relative error %+.1f%%), R²(kernel) %.4f",
 			sp.name, cp.Families[0].KDEBandwidth, cp.Families[0].Grid, cp.Families[0].Basis, cp.Families[0].Features, sigma,
-			rSquared(rho2, js), 100*bias/float64(len(js)), rSquared(kEst, kTrue))
+			stats.RSquared(rho2, js), 100*bias/float64(len(js)), stats.RSquared(kEst, kTrue))
 	}
 	if r2["calibrated"] < r2["default"]-0.01 {
 		t.Errorf("R²(‖A−A′‖², JS): calibrated %.4f, default %.4f", r2["calibrated"], r2["default"])

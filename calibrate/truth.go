@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/stats"
 )
 
 // The truth-facing self-check. What a user gets from a spec is the inner product X of the
@@ -202,7 +203,7 @@ func (p pairEstimate) kernels(sigma float64) pairEstimate {
 func coefRho2(vs [][]float32) []float64 { return overPairs(vs, sqDist32) }
 
 // innerPairs is ⟨v_i, v_j⟩, pair order.
-func innerPairs(vs [][]float32) []float64 { return overPairs(vs, dot32) }
+func innerPairs(vs [][]float32) []float64 { return overPairs(vs, stats.Dot32) }
 
 // overPairs is f(v_i, v_j) for every pair i < j, pair order.
 func overPairs(vs [][]float32, f func(a, b []float32) float64) []float64 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/stats"
 	"github.com/distfeat/distfeat/internal/synth"
 	"github.com/distfeat/distfeat/spec"
 )
@@ -118,7 +119,7 @@ func trueR2(t *testing.T, spec *spec.Spec, name string, sets []synth.Set, rho2 [
 	if sigma > 0 {
 		truth = kernels(rho2, sigma)
 	}
-	return rSquared(innerPairs(vecs), truth)
+	return stats.RSquared(innerPairs(vecs), truth)
 }
 
 // TestRefRho2Tails: a cell where one density is the smallest subnormal and the other 0 (the

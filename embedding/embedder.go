@@ -26,12 +26,9 @@ import (
 	"github.com/distfeat/distfeat/spec"
 )
 
-// Column is one output vector: a family's features, or an hdd family's `<name>_coef`.
-type Column struct {
-	Name   string // column name in the output schema
-	Family string // the family that produces it
-	Len    int    // vector length
-}
+// Column is one output vector: a family's features, or an hdd family's `<name>_coef`
+// (spec.Column, which the wire formats use without importing this package).
+type Column = spec.Column
 
 // Errors returned by the embedding package; match them with errors.Is.
 var (

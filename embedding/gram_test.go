@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/distfeat/distfeat/internal/stats"
 	"github.com/distfeat/distfeat/spec"
 )
 
@@ -145,19 +146,6 @@ func gramPairKappa(p, q, pl, ql, ps, qs []float64) (js, hel, tv float64) {
 	return js, hel, tv
 }
 
-// rSquared is the squared Pearson correlation of x and y.
-func rSquared(x, y []float64) float64 {
-	mx, my := meanOf(x), meanOf(y)
-	var sxy, sxx, syy float64
-	for i := range x {
-		dx, dy := x[i]-mx, y[i]-my
-		sxy += dx * dy
-		sxx += dx * dx
-		syy += dy * dy
-	}
-	return sxy * sxy / (sxx * syy)
-}
-
 func median(v []float64) float64 {
 	s := append([]float64(nil), v...)
 	sort.Float64s(s)
@@ -266,9 +254,9 @@ func TestGramExperiment(t *testing.T) {
 		}
 		sortedK := append([]float64(nil), kTrue...)
 		sort.Float64s(sortedK)
-		r2 := rSquared(kTrue, kEst)
+		r2 := stats.RSquared(kTrue, kEst)
 		t.Logf("%-9v %-10s σ=%.2g: R²(K) = %.4f, R²(ρ² from A) = %.4f, bias %+.4f, RMSE %.4f; exact K ∈ [%.3f, %.3f] (median %.3f), median ρ = %.3f",
-			div, projection, sigma, r2, rSquared(rho2, rhoEst), bias, math.Sqrt(mse), sortedK[0], sortedK[len(sortedK)-1], median(kTrue), math.Sqrt(median(rho2)))
+			div, projection, sigma, r2, stats.RSquared(rho2, rhoEst), bias, math.Sqrt(mse), sortedK[0], sortedK[len(sortedK)-1], median(kTrue), math.Sqrt(median(rho2)))
 		if r2 < floors[div] {
 			t.Errorf("%v, projection %s: R² = %.4f < %.3f", div, projection, r2, floors[div])
 		}

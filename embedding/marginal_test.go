@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/internal/stats"
 	"github.com/distfeat/distfeat/spec"
 )
 
@@ -50,14 +51,6 @@ func sqDist64(a, b []float64) float64 {
 	s := 0.0
 	for i := range a {
 		s += (a[i] - b[i]) * (a[i] - b[i])
-	}
-	return s
-}
-
-func dot32(a, b []float32) float64 {
-	s := 0.0
-	for i := range a {
-		s += float64(a[i]) * float64(b[i])
 	}
 	return s
 }
@@ -132,7 +125,7 @@ func TestPointMapKernel(t *testing.T) {
 						kp = math.Exp(-sqDist64(items[i].psi, items[j].psi) / (2 * tc.ps.SigmaP * tc.ps.SigmaP))
 					}
 					k := kp * kx
-					err := dot32(feats[i], feats[j]) - k
+					err := stats.Dot32(feats[i], feats[j]) - k
 					sumSq += err * err
 					sumVar += (1 - k*k) * (1 - k*k) / D
 					maxErr = max(maxErr, math.Abs(err))

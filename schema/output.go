@@ -12,7 +12,6 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 
-	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/spec"
 )
 
@@ -90,7 +89,7 @@ type outputLayout struct {
 
 // newOutputLayout is the layout of the fixed columns followed by cols, with sp's canonical
 // JSON and spec_id as the schema metadata (distfeat.spec, distfeat.spec_id, in that order).
-func newOutputLayout(sp *spec.Spec, fixed []arrow.Field, cols []embedding.Column) outputLayout {
+func newOutputLayout(sp *spec.Spec, fixed []arrow.Field, cols []spec.Column) outputLayout {
 	canon, id := specIdentity(sp)
 	l := outputLayout{specID: id}
 	fields := fixed
@@ -113,7 +112,7 @@ func newOutputLayout(sp *spec.Spec, fixed []arrow.Field, cols []embedding.Column
 // named by Column.Name. All columns are non-nullable; the list items use Arrow's default element
 // field ("item", nullable), matching pyarrow's pa.list_(pa.float32(), n). The schema metadata
 // holds distfeat.spec (the spec's canonical JSON) and distfeat.spec_id, in that order.
-func NewOutput(spec *spec.Spec, cols []embedding.Column) *Output {
+func NewOutput(spec *spec.Spec, cols []spec.Column) *Output {
 	ts := &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}
 	return &Output{newOutputLayout(spec, []arrow.Field{
 		{Name: colSet, Type: arrow.BinaryTypes.String},

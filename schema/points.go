@@ -10,7 +10,6 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 
-	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/spec"
 )
 
@@ -64,7 +63,7 @@ type PointOutput struct{ outputLayout }
 // column, named by Column.Name (the marginal_transfer families' names). All columns are
 // non-nullable. The schema metadata holds distfeat.spec and distfeat.spec_id as in the
 // window output.
-func NewPointOutput(spec *spec.Spec, cols []embedding.Column) *PointOutput {
+func NewPointOutput(spec *spec.Spec, cols []spec.Column) *PointOutput {
 	return &PointOutput{newOutputLayout(spec, []arrow.Field{
 		{Name: colSet, Type: arrow.BinaryTypes.String},
 		{Name: colSeq, Type: arrow.PrimitiveTypes.Uint64},

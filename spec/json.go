@@ -193,7 +193,7 @@ func readValue(ref any, raw json.RawMessage, field string) (err error) {
 	case *Bounds:
 		*p, err = readBounds(raw)
 	default:
-		panic(fmt.Sprintf("embedding: spec field %s has unsupported type %T", field, ref))
+		panic(fmt.Sprintf("spec: spec field %s has unsupported type %T", field, ref))
 	}
 	return err
 }
@@ -214,7 +214,7 @@ func jsonTypeName(ref any) string {
 	case *[]Family:
 		return "array of objects"
 	}
-	panic(fmt.Sprintf("embedding: unsupported spec field type %T", ref))
+	panic(fmt.Sprintf("spec: unsupported spec field type %T", ref))
 }
 
 // valueOf dereferences a field reference.
@@ -231,7 +231,7 @@ func valueOf(ref any) any {
 	case *bool:
 		return *p
 	}
-	panic(fmt.Sprintf("embedding: unsupported spec field type %T", ref))
+	panic(fmt.Sprintf("spec: unsupported spec field type %T", ref))
 }
 
 // setValue stores v (of the referenced type) through ref.
@@ -246,7 +246,7 @@ func setValue(ref, v any) {
 	case *bool:
 		*p = v.(bool)
 	default:
-		panic(fmt.Sprintf("embedding: unsupported spec field type %T", ref))
+		panic(fmt.Sprintf("spec: unsupported spec field type %T", ref))
 	}
 }
 

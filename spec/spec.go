@@ -209,6 +209,14 @@ const (
 // reservedColumns are the output columns a family name may not take (docs/input-output.md).
 var reservedColumns = [...]string{"set", "window_start", "window_end", "seq", "n", "spec_id"}
 
+// Column is one output vector column of a spec's records: a family's features, or an hdd
+// family's `<name>_coef` (embedding.Embedder.Columns lists them).
+type Column struct {
+	Name   string // column name in the output schema
+	Family string // the family that produces it
+	Len    int    // vector length
+}
+
 // NewestVersion is the newest spec version: the built-in default's (TestDefaultSpecIsNewest),
 // and what calibrate proposes without a base spec.
 const NewestVersion = 3
@@ -356,7 +364,7 @@ func zeroOf(v any) any {
 	case bool:
 		return false
 	}
-	panic(fmt.Sprintf("embedding: unsupported spec field type %T", v))
+	panic(fmt.Sprintf("spec: unsupported spec field type %T", v))
 }
 
 // CanonicalJSON is the resolved spec as compact JSON with sorted keys. Every field that

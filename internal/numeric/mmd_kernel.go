@@ -70,13 +70,6 @@ func MMDAccumulate(path MMDPath, omega, u []float64, d, hp int, acc []int64) {
 	}
 }
 
-// fixedMagicSum is n·FixedMagicBits modulo 2⁶⁴: the kernels add the raw bit patterns of
-// fma(t, 2³², 1.5·2⁵²) and subtract the magic once per accumulator and call instead of once
-// per term. Two's-complement arithmetic makes both orders give the same int64.
-func fixedMagicSum(n int) int64 {
-	return int64(uint64(n) * FixedMagicBits)
-}
-
 // mmdThetaMax bounds the points of one mmdAccumulateGo pass: their arguments θ for one
 // frequency live in a stack buffer (2048 points = 16 KiB, MMDAccumulate's largest chunk).
 const mmdThetaMax = 2048

@@ -2,7 +2,7 @@
 // [0,1]^d, their exact densities, sample sets, and the exact mean-map kernel between samples,
 // for the demo, the producer CLI and the statistical tests.
 //
-// All randomness comes from embedding.RNG (ChaCha8 + Box–Muller, frozen), so the same seed
+// All randomness comes from numeric.RNG (ChaCha8 + Box–Muller, frozen), so the same seed
 // gives the same mixtures and points on every platform and Go release.
 package synth
 
@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/numeric"
 )
 
 // MinMass is the smallest truncation mass a component may have (the probability its
@@ -214,7 +214,7 @@ func (m *Mixture) Masses() []float64 {
 // [0,1] (the coordinates of a truncated diagonal Gaussian are independent truncated
 // normals); a full-covariance component draws μ + L·(rng.Normal(), rng.Normal()), L the
 // Cholesky factor, redrawing the pair until it lies in [0,1]².
-func (m *Mixture) Sample(rng *embedding.RNG, n int) []float64 {
+func (m *Mixture) Sample(rng *numeric.RNG, n int) []float64 {
 	out := make([]float64, n*m.dim)
 	for i := 0; i < n; i++ {
 		c := &m.comps[m.pick(rng.Float64())]
@@ -286,7 +286,7 @@ func (m *Mixture) Density(u []float64) float64 {
 // d dimensions: 5 equally weighted components, means uniform on [0,1]^d, diagonal standard
 // deviations uniform on [0.05, 0.15] per coordinate. Draw order: for each component, its d
 // mean coordinates, then its d standard deviations (rng.Float64 each).
-func RandomMixture(rng *embedding.RNG, d int) *Mixture {
+func RandomMixture(rng *numeric.RNG, d int) *Mixture {
 	const k = 5
 	comps := make([]Component, k)
 	for i := range comps {

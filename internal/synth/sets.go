@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/numeric"
 )
 
 // Set is one synthetic sample set: its ID, its points and the mixture they were drawn from.
@@ -21,7 +21,7 @@ type Set struct {
 func SetID(i int) string { return fmt.Sprintf("set-%06d", i) }
 
 // Sets draws `sets` sets of `points` points each in [0,1]^d. Set i uses its own stream of
-// the frozen RNG, embedding.NewRNG(seed, "synth/"+SetID(i)): first its mixture
+// the frozen RNG, numeric.NewRNG(seed, "synth/"+SetID(i)): first its mixture
 // (RandomMixture), then its points (Mixture.Sample). So set i is the same whatever the
 // number of sets, and any set can be regenerated alone with SetAt.
 func Sets(seed uint64, sets, points, d int) []Set {
@@ -35,7 +35,7 @@ func Sets(seed uint64, sets, points, d int) []Set {
 // SetAt is the i-th set of Sets(seed, …, points, d).
 func SetAt(seed uint64, i, points, d int) Set {
 	id := SetID(i)
-	rng := embedding.NewRNG(seed, "synth/"+id)
+	rng := numeric.NewRNG(seed, "synth/"+id)
 	m := RandomMixture(rng, d)
 	return Set{ID: id, Points: m.Sample(rng, points), Mixture: m}
 }

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/numeric"
 	"github.com/distfeat/distfeat/internal/quadrature"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -89,8 +89,8 @@ func testMixtures(t *testing.T) map[string]*Mixture {
 			Component{Weight: 1, Mean: []float64{0.3, 0.35}, Cov: []float64{0.04, 0.03, 0.03, 0.04}}, // ρ = 0.75
 			Component{Weight: 1, Mean: []float64{0.95, 0.1}, Cov: []float64{0.01, -0.006, -0.006, 0.02}},
 			Component{Weight: 2, Mean: []float64{0.5, 0.8}, Var: []float64{0.01, 0.002}}),
-		"2d random": RandomMixture(embedding.NewRNG(7, "test"), 2),
-		"3d random": RandomMixture(embedding.NewRNG(8, "test"), 3),
+		"2d random": RandomMixture(numeric.NewRNG(7, "test"), 2),
+		"3d random": RandomMixture(numeric.NewRNG(8, "test"), 3),
 	}
 }
 
@@ -227,7 +227,7 @@ func TestMasses(t *testing.T) {
 
 func TestSampleBoundsAndDeterminism(t *testing.T) {
 	for name, m := range testMixtures(t) {
-		a := m.Sample(embedding.NewRNG(1, "s"), 5000)
+		a := m.Sample(numeric.NewRNG(1, "s"), 5000)
 		if len(a) != 5000*m.Dim() {
 			t.Fatalf("%s: %d coordinates, want %d", name, len(a), 5000*m.Dim())
 		}
@@ -236,8 +236,8 @@ func TestSampleBoundsAndDeterminism(t *testing.T) {
 				t.Fatalf("%s: coordinate %d = %v outside [0,1]", name, i, v)
 			}
 		}
-		b := m.Sample(embedding.NewRNG(1, "s"), 5000)
-		c := m.Sample(embedding.NewRNG(1, "other"), 5000)
+		b := m.Sample(numeric.NewRNG(1, "s"), 5000)
+		c := m.Sample(numeric.NewRNG(1, "other"), 5000)
 		same, diff := true, false
 		for i := range a {
 			same = same && math.Float64bits(a[i]) == math.Float64bits(b[i])
@@ -250,7 +250,7 @@ func TestSampleBoundsAndDeterminism(t *testing.T) {
 			t.Errorf("%s: another stream gave identical samples", name)
 		}
 	}
-	if got := testMixtures(t)["1d"].Sample(embedding.NewRNG(1, "s"), 0); len(got) != 0 {
+	if got := testMixtures(t)["1d"].Sample(numeric.NewRNG(1, "s"), 0); len(got) != 0 {
 		t.Errorf("Sample(0) returned %d values", len(got))
 	}
 }
@@ -316,7 +316,7 @@ func TestSampleMatchesDensity(t *testing.T) {
 		case 3:
 			bins = 6
 		}
-		samples := m.Sample(embedding.NewRNG(2024, name), n)
+		samples := m.Sample(numeric.NewRNG(2024, name), n)
 		chi2, df := chiSquare(d, bins, samples, m.Density)
 		limit := distuv.ChiSquared{K: float64(df)}.Quantile(0.999)
 		t.Logf("%s: χ² = %.1f with %d df (limit %.1f)", name, chi2, df, limit)
@@ -348,7 +348,7 @@ func TestSampleMatchesDensity(t *testing.T) {
 		}
 		return p
 	}
-	samples := m.Sample(embedding.NewRNG(2024, "power"), 40000)
+	samples := m.Sample(numeric.NewRNG(2024, "power"), 40000)
 	chi2, df := chiSquare(2, 20, samples, wrong)
 	limit := distuv.ChiSquared{K: float64(df)}.Quantile(0.999)
 	t.Logf("whole-mixture truncation: χ² = %.1f with %d df (limit %.1f)", chi2, df, limit)
@@ -359,7 +359,7 @@ func TestSampleMatchesDensity(t *testing.T) {
 
 func TestRandomMixtureParameters(t *testing.T) {
 	for _, d := range []int{1, 2, 5} {
-		m := RandomMixture(embedding.NewRNG(3, fmt.Sprint(d)), d)
+		m := RandomMixture(numeric.NewRNG(3, fmt.Sprint(d)), d)
 		cs := m.Components()
 		if len(cs) != 5 || m.Dim() != d {
 			t.Fatalf("d=%d: %d components of dim %d", d, len(cs), m.Dim())
@@ -469,8 +469,8 @@ func TestExactMMKPopulation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := px.Sample(embedding.NewRNG(5, "x"), n)
-	y := py.Sample(embedding.NewRNG(5, "y"), n)
+	x := px.Sample(numeric.NewRNG(5, "x"), n)
+	y := py.Sample(numeric.NewRNG(5, "y"), n)
 	s := h*h + 0.0025 + 0.0016
 	want := (h * h / s) * math.Exp(-0.005/(2*s))
 	got := ExactMMK(x, y, 2, h)
@@ -510,8 +510,8 @@ func BenchmarkExactMMK(b *testing.B) {
 }
 
 func BenchmarkSample(b *testing.B) {
-	m := RandomMixture(embedding.NewRNG(1, "b"), 2)
-	rng := embedding.NewRNG(1, "s")
+	m := RandomMixture(numeric.NewRNG(1, "b"), 2)
+	rng := numeric.NewRNG(1, "s")
 	for b.Loop() {
 		m.Sample(rng, 2500)
 	}
