@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/segmentio/kafka-go/sasl/plain"
-
 	"github.com/distfeat/distfeat/config"
 )
 
@@ -202,12 +200,12 @@ func TestSASLPasswordFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dialer, _, err := cfg.KafkaClients()
+	cs, err := cfg.ClientSecurity()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m, ok := dialer.SASLMechanism.(plain.Mechanism); !ok || m.Password != "from-file-secret" || m.Username != "svc" {
-		t.Errorf("mechanism %#v, want plain with the file's password", dialer.SASLMechanism)
+	if cs.SASLMechanism != "plain" || cs.SASLPassword != "from-file-secret" || cs.SASLUsername != "svc" || cs.TLS != nil {
+		t.Errorf("client security %q %q (TLS %v), want plain svc with the file's password and no TLS", cs.SASLMechanism, cs.SASLUsername, cs.TLS)
 	}
 	var sb strings.Builder
 	slog.New(slog.NewTextHandler(&sb, nil)).Info("start", cfg.Redacted()...)

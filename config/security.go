@@ -5,12 +5,6 @@ import (
 	"crypto/x509"
 	"os"
 	"strings"
-	"time"
-
-	"github.com/segmentio/kafka-go"
-	"github.com/segmentio/kafka-go/sasl"
-	"github.com/segmentio/kafka-go/sasl/plain"
-	"github.com/segmentio/kafka-go/sasl/scram"
 )
 
 // Validate checks the TLS/SASL settings; errors name the variable.
@@ -29,36 +23,41 @@ func (c *Security) Validate() error {
 	return nil
 }
 
-// kafkaSecurity builds the TLS configuration and SASL mechanism. Secrets are read here and
-// never logged.
-func (c *Security) kafkaSecurity() (*tls.Config, sasl.Mechanism, error) {
+// ClientSecurity is what a Kafka client needs from the TLS/SASL settings: the TLS
+// configuration (nil when TLS is off) and the SASL mechanism ("" when SASL is off, else
+// "plain", "scram-sha-256" or "scram-sha-512"), user and password. The Kafka edge
+// (internal/kafkaconn.Clients) builds its dialer and transport from it.
+type ClientSecurity struct {
+	TLS           *tls.Config
+	SASLMechanism string
+	SASLUsername  string
+	SASLPassword  string
+}
+
+// ClientSecurity reads the TLS files and the password (SASL_PASSWORD_FILE's content, which
+// wins over SASL_PASSWORD). Secrets are read here and never logged.
+func (c *Security) ClientSecurity() (ClientSecurity, error) {
 	tlsCfg, err := c.tlsConfig()
 	if err != nil {
-		return nil, nil, err
+		return ClientSecurity{}, err
 	}
+	cs := ClientSecurity{TLS: tlsCfg}
 	if c.SASLMechanism == "" {
-		return tlsCfg, nil, nil
+		return cs, nil
 	}
 	password := c.SASLPassword
 	if c.SASLPasswordFromFile != "" {
 		password = strings.TrimRight(c.SASLPasswordFromFile, "\r\n")
 	}
-	var mech sasl.Mechanism
-	switch strings.ToLower(c.SASLMechanism) {
-	case "plain":
-		mech = plain.Mechanism{Username: c.SASLUsername, Password: password}
-	case "scram-sha-256", "scram-sha-512":
-		algo := scram.SHA256
-		if strings.HasSuffix(strings.ToLower(c.SASLMechanism), "512") {
-			algo = scram.SHA512
-		}
-		m, err := scram.Mechanism(algo, c.SASLUsername, password)
-		if err != nil {
-			return nil, nil, configError("SASL_MECHANISM", "%v", err)
-		}
-		mech = m
-	}
-	return tlsCfg, mech, nil
+	cs.SASLMechanism, cs.SASLUsername, cs.SASLPassword = strings.ToLower(c.SASLMechanism), c.SASLUsername, password
+	return cs, nil
+}
+
+// SASLMechanismError is the start-up error for SASL settings the Kafka client rejects when it
+// builds the mechanism (SCRAM cannot prepare the user name or password): it names
+// DISTFEAT_SASL_MECHANISM.
+func SASLMechanismError(err error) error {
+	return configError("SASL_MECHANISM", "%v", err)
 }
 
 // tlsConfig is nil when TLS is off.
@@ -86,16 +85,4 @@ func (c *Security) tlsConfig() (*tls.Config, error) {
 		tlsCfg.Certificates = []tls.Certificate{cert}
 	}
 	return tlsCfg, nil
-}
-
-// KafkaClients builds the dialer (consumer group, readers) and transport (writer, offset
-// client) with the same security settings.
-func (c *Security) KafkaClients() (*kafka.Dialer, *kafka.Transport, error) {
-	tlsCfg, mech, err := c.kafkaSecurity()
-	if err != nil {
-		return nil, nil, err
-	}
-	dialer := &kafka.Dialer{Timeout: 10 * time.Second, DualStack: true, TLS: tlsCfg, SASLMechanism: mech}
-	transport := &kafka.Transport{TLS: tlsCfg, SASL: mech, DialTimeout: 10 * time.Second}
-	return dialer, transport, nil
 }

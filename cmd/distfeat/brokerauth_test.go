@@ -46,7 +46,7 @@ func TestBrokerCommandAuthentication(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		dialer, _, err := sec.KafkaClients()
+		dialer, _, err := kafkaconn.Clients(sec)
 		if err != nil {
 			return err
 		}

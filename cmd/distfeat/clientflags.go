@@ -26,7 +26,7 @@ func parseClientFlags(fs *flag.FlagSet, args []string) (clusterConn, error) {
 	if err != nil {
 		return clusterConn{}, err
 	}
-	dialer, transport, err := sec.KafkaClients()
+	dialer, transport, err := kafkaconn.Clients(sec)
 	return clusterConn{dialer: dialer, transport: transport, user: sec.SASLUsername}, err
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/distfeat/distfeat/consumer"
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/buildinfo"
+	"github.com/distfeat/distfeat/internal/kafkaconn"
 	"github.com/distfeat/distfeat/internal/metrics"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/spec"
@@ -68,7 +69,7 @@ func serveWorker(ctx context.Context, cfg *config.Config, log *slog.Logger, star
 	if err != nil {
 		return err
 	}
-	dialer, transport, err := cfg.KafkaClients()
+	dialer, transport, err := kafkaconn.Clients(&cfg.Security)
 	if err != nil {
 		return err
 	}

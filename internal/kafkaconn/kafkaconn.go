@@ -3,7 +3,8 @@
 // "unexpected EOF" (a broker answers a rejected password, or a plain client on its TLS
 // port, by closing the connection), so Probe dials once more step by step — TCP connect,
 // TLS handshake, SASL exchange, one request — and returns an *Error naming the layer that
-// failed, what to check, and whether retrying can help.
+// failed, what to check, and whether retrying can help. Clients builds the clients' dialer
+// and transport from the configuration's TLS/SASL settings.
 package kafkaconn
 
 import (
@@ -20,6 +21,11 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/sasl"
+	"github.com/segmentio/kafka-go/sasl/plain"
+	"github.com/segmentio/kafka-go/sasl/scram"
+
+	"github.com/distfeat/distfeat/config"
 )
 
 // FetchMaxWait is the kafka.ReaderConfig.MaxWait of the worker's and calibrate's readers.
@@ -300,4 +306,31 @@ func Authorization(err error, user, operation, resource string) *Error {
 		}
 	}
 	return nil
+}
+
+// Clients builds the dialer (consumer group, readers) and the transport (writers, offset
+// client) with sec's TLS and SASL settings.
+func Clients(sec *config.Security) (*kafka.Dialer, *kafka.Transport, error) {
+	cs, err := sec.ClientSecurity()
+	if err != nil {
+		return nil, nil, err
+	}
+	var mech sasl.Mechanism
+	switch cs.SASLMechanism {
+	case "plain":
+		mech = plain.Mechanism{Username: cs.SASLUsername, Password: cs.SASLPassword}
+	case "scram-sha-256", "scram-sha-512":
+		algo := scram.SHA256
+		if cs.SASLMechanism == "scram-sha-512" {
+			algo = scram.SHA512
+		}
+		m, err := scram.Mechanism(algo, cs.SASLUsername, cs.SASLPassword)
+		if err != nil {
+			return nil, nil, config.SASLMechanismError(err)
+		}
+		mech = m
+	}
+	dialer := &kafka.Dialer{Timeout: 10 * time.Second, DualStack: true, TLS: cs.TLS, SASLMechanism: mech}
+	transport := &kafka.Transport{TLS: cs.TLS, SASL: mech, DialTimeout: 10 * time.Second}
+	return dialer, transport, nil
 }

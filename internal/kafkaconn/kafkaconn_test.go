@@ -153,7 +153,7 @@ func TestProbeNamesTheLayer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dialer, _, err := sec.KafkaClients()
+			dialer, _, err := kafkaconn.Clients(sec)
 			if err != nil {
 				t.Fatal(err)
 			}
