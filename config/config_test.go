@@ -40,6 +40,11 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		{map[string]string{"WINDOW": "time", "WINDOW_SIZE": "10"}, "DISTFEAT_WINDOW_SIZE"},
 		{map[string]string{"WINDOW": "count", "WINDOW_SIZE": "10", "WINDOW_HOP": "20"}, "DISTFEAT_WINDOW_HOP"},
 		{map[string]string{"WINDOW": "session", "WINDOW_GAP": "0s"}, "DISTFEAT_WINDOW_GAP"},
+		// Set and session windows have no size: a size or hop given there is refused, not ignored.
+		{map[string]string{"WINDOW_SIZE": "100"}, "DISTFEAT_WINDOW_SIZE"},
+		{map[string]string{"WINDOW": "set", "WINDOW_HOP": "10"}, "DISTFEAT_WINDOW_HOP"},
+		{map[string]string{"WINDOW": "session", "WINDOW_SIZE": "10s"}, "DISTFEAT_WINDOW_SIZE"},
+		{map[string]string{"WINDOW": "session", "WINDOW_HOP": "5s"}, "DISTFEAT_WINDOW_HOP"},
 		{map[string]string{"MAX_OPEN_WINDOWS": "0"}, "DISTFEAT_MAX_OPEN_WINDOWS"},
 		{map[string]string{"MAX_OPEN_WINDOWS": "many"}, "DISTFEAT_MAX_OPEN_WINDOWS"},
 		{map[string]string{"IDLE_TIMEOUT": "soon"}, "DISTFEAT_IDLE_TIMEOUT"},
