@@ -46,6 +46,8 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		{map[string]string{"WINDOW": "session", "WINDOW_SIZE": "10s"}, "DISTFEAT_WINDOW_SIZE"},
 		{map[string]string{"WINDOW": "session", "WINDOW_HOP": "5s"}, "DISTFEAT_WINDOW_HOP"},
 		{map[string]string{"MAX_OPEN_WINDOWS": "0"}, "DISTFEAT_MAX_OPEN_WINDOWS"},
+		{map[string]string{"MAX_EVENT_LEAD": "-1s"}, "DISTFEAT_MAX_EVENT_LEAD"},
+		{map[string]string{"MAX_EVENT_LEAD": "soon"}, "DISTFEAT_MAX_EVENT_LEAD"},
 		{map[string]string{"MAX_OPEN_WINDOWS": "many"}, "DISTFEAT_MAX_OPEN_WINDOWS"},
 		{map[string]string{"IDLE_TIMEOUT": "soon"}, "DISTFEAT_IDLE_TIMEOUT"},
 		{map[string]string{"MAX_MESSAGE_BYTES": "0"}, "DISTFEAT_MAX_MESSAGE_BYTES"},
@@ -83,7 +85,7 @@ func TestDefaults(t *testing.T) {
 	want := config.Config{
 		Brokers: []string{"127.0.0.1:9092"}, InputTopic: "points", OutputTopic: "features",
 		DLQTopic: "points.dlq", Group: "distfeat", Window: "set", WindowGap: 30 * time.Second,
-		IdleTimeout: time.Minute, MaxOpenWindows: 1000, MaxMessageBytes: 1 << 20, MaxOutputBytes: 1_000_000, MaxBufferBytes: 128 << 20,
+		IdleTimeout: time.Minute, MaxEventLead: time.Minute, MaxOpenWindows: 1000, MaxMessageBytes: 1 << 20, MaxOutputBytes: 1_000_000, MaxBufferBytes: 128 << 20,
 		SessionTimeout: 10 * time.Second, CommitInterval: time.Second, MetricsAddr: ":9464",
 		ShutdownTimeout: 20 * time.Second, LogLevel: "info", LogFormat: "text",
 	}

@@ -16,6 +16,7 @@ func (c *Config) WindowConfig() (window.Config, error) {
 		AllowedLateness: c.AllowedLateness.Milliseconds(),
 		IdleTimeout:     c.IdleTimeout,
 		MaxOpen:         c.MaxOpenWindows,
+		MaxLead:         c.MaxEventLead.Milliseconds(),
 	}
 	var err error
 	switch wc.Mode {
@@ -33,6 +34,9 @@ func (c *Config) WindowConfig() (window.Config, error) {
 	}
 	if c.IdleTimeout < 0 {
 		return wc, configError("IDLE_TIMEOUT", "must be ≥ 0")
+	}
+	if c.MaxEventLead < 0 {
+		return wc, configError("MAX_EVENT_LEAD", "must be ≥ 0 (0 disables the bound)")
 	}
 	if c.MaxOpenWindows <= 0 {
 		return wc, configError("MAX_OPEN_WINDOWS", "must be > 0")

@@ -14,6 +14,7 @@ package processor
 import (
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"strconv"
 	"time"
@@ -293,6 +294,10 @@ func (p *Processor) process(rec *Record, pre *decoding) {
 			"no record key while the value names set %s: keyless records are spread over partitions and would split the set; key each record by its set ID", strconv.Quote(truncateUTF8(d.Batches[0].Set, 64)))}, replaying)
 		return
 	}
+	if err := p.checkLead(rec, d); err != nil {
+		p.deadLetter(rec, err, replaying)
+		return
+	}
 	if rejected := p.addToWindows(rec.Offset, d, replaying); rejected != nil {
 		p.deadLetter(rec, rejected, replaying)
 		return
@@ -433,6 +438,40 @@ func (p *Processor) finalizeClosed(closed []window.Closed[*windowSketch]) []sche
 	clear(p.final)
 	p.final = p.final[:0]
 	return recs
+}
+
+// checkLead refuses a record whose event time runs ahead of its timestamp by more than
+// Window.MaxLead (reason future), every batch checked before any is applied. A record
+// without a timestamp (or at or before the epoch) has nothing to be bounded by.
+func (p *Processor) checkLead(rec *Record, d Decoded) *schema.InvalidError {
+	lead := p.cfg.Window.MaxLead
+	ts := recordTimeMs(rec.Time)
+	if lead <= 0 || ts <= 0 {
+		return nil
+	}
+	var bad *schema.InvalidError
+	for i, b := range d.Batches {
+		if b.EventTime-ts <= lead {
+			continue
+		}
+		detail := fmt.Sprintf("batch %d (set %s): t=%d is %s ahead of the record timestamp %d, more than DISTFEAT_MAX_EVENT_LEAD (%s)",
+			i, strconv.Quote(truncateUTF8(b.Set, 64)), b.EventTime, msText(b.EventTime-ts), ts, msText(lead))
+		if bad == nil {
+			bad = &schema.InvalidError{Reason: schema.ReasonFuture, Detail: detail}
+		} else {
+			bad.Detail += "; " + detail
+		}
+	}
+	return bad
+}
+
+// msText writes a positive span of ms as a duration (10m0s), or in days beyond what a
+// time.Duration holds (event times reach the year 9999).
+func msText(ms int64) string {
+	if ms > math.MaxInt64/int64(time.Millisecond) {
+		return fmt.Sprintf("%d days", ms/(24*3600*1000))
+	}
+	return (time.Duration(ms) * time.Millisecond).String()
 }
 
 // recordTimeMs is a record's Kafka timestamp in ms, the event time of its points when the
