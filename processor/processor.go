@@ -306,6 +306,13 @@ func (p *Processor) process(rec *Record, pre *decoding) {
 		p.obs.OnRecord(ResultOK)
 		if d.Clipped > 0 {
 			p.obs.OnClipped(d.Clipped)
+			if co, ok := p.obs.(ClipObserver); ok {
+				for i, b := range d.Batches {
+					if c := d.BatchClipped[i]; c > 0 {
+						co.OnClippedSet(b.Set, b.N, c)
+					}
+				}
+			}
 		}
 	}
 }
