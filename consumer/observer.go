@@ -38,7 +38,9 @@ func (o *observer) OnPoints(n int) {
 }
 
 // OnClippedSet feeds the clipping warning.
-func (o *observer) OnClippedSet(set string, points, clipped int) { o.clips.clipped(set, points, clipped) }
+func (o *observer) OnClippedSet(set string, points, clipped int) {
+	o.clips.clipped(set, points, clipped)
+}
 
 // OnClipped counts points_clipped_total.
 func (o *observer) OnClipped(n int) { o.m.PointsClipped.Add(float64(n)) }
