@@ -236,6 +236,8 @@ func NewWorker(cfg Config, emb *embedding.Embedder, out *schema.Output, m *metri
 	for _, c := range emb.Columns() {
 		w.finalizeSeconds[c.Family] = m.FinalizeSeconds.WithLabelValues(c.Family)
 	}
+	m.BufferLimit.Set(float64(cfg.MaxBufferBytes))
+	m.SetReadiness(w.Ready)
 	return w, nil
 }
 
