@@ -528,3 +528,85 @@ func TestFutureEventTime(t *testing.T) {
 		})
 	}
 }
+
+// TestPartialWindowHeaders (issue 32): a window some of whose set's records were
+// dead-lettered came out looking complete (n = 3 of 5 points, nothing else). Its feature
+// record now carries rejected-records (records of the set dead-lettered while the window was
+// open, late ones excepted) and rejected-points (their points, where the record decoded far
+// enough to count them); a complete window carries neither, and the Arrow value is unchanged.
+func TestPartialWindowHeaders(t *testing.T) {
+	e := newEnv(t, smallSpec)
+	const now = 1_732_000_000_000
+	at := func(rec Record, ms int64) Record { rec.Time = time.UnixMilli(ms); return rec }
+	type want struct{ records, points string } // "" : header absent
+	for _, tc := range []struct {
+		name string
+		wc   window.Config
+		recs []Record
+		want map[string]want // by set, of its first emitted window
+	}{
+		{"set: a NaN point, an undecodable record, an out-of-lead t", window.Config{Mode: "set", MaxLead: 60_000}, []Record{
+			at(jsonRec("c", `{"points": [[0.1, NaN]]}`), now), // before c has a window: not counted
+			at(jsonRec("a", `{"points": [[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]]}`), now),
+			at(jsonRec("c", `{"points": [[0.1, 0.2]]}`), now),
+			at(jsonRec("a", `{"points": [[0.1, NaN], [0.2, 0.2]]}`), now),
+			at(jsonRec("a", `{"points": [[0.1, 0.2`), now),
+			at(jsonRec("a", `{"points": [[0.5, 0.5]], "t": 1732000999999}`), now),
+			at(jsonRec("a", `{"points": [[0.7, 0.8]], "end": true}`), now),
+			at(jsonRec("c", `{"points": [], "end": true}`), now),
+			at(jsonRec("a", `{"points": [[0.7, 0.8]], "end": true}`), now), // the next window: complete
+		}, map[string]want{"a": {"3", ""}, "c": {}}}, // the NaN and broken records' points are unknown
+		{"set: every rejected record's points counted", window.Config{Mode: "set", MaxLead: 60_000}, []Record{
+			at(jsonRec("a", `{"points": [[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]]}`), now),
+			at(jsonRec("a", `{"points": [[0.5, 0.5], [0.6, 0.6]], "t": 1732000999999}`), now),
+			at(jsonRec("a", `{"points": [[0.5, 0.5]], "t": 1732000999999}`), now),
+			at(jsonRec("a", `{"points": [[0.7, 0.8]], "end": true}`), now),
+		}, map[string]want{"a": {"2", "3"}}},
+		{"count: the count resets with each window", window.Config{Mode: "count", Size: 2, MaxLead: 60_000}, []Record{
+			at(jsonRec("a", `{"points": [[0.1, 0.2]]}`), now),
+			at(jsonRec("a", `{"points": [[0.1, 0.3], [0.1, 0.1], [0.1, 0.1]], "t": 1732000999999}`), now),
+			at(jsonRec("a", `{"points": [[0.3, 0.4], [0.5, 0.6]]}`), now),
+		}, map[string]want{"a": {"1", "3"}}},
+		{"time: late records are not counted", window.Config{Mode: "time", Size: 10_000}, []Record{
+			jsonRec("a", `{"points": [[0.1, 0.2]], "t": 1732000000000}`),
+			jsonRec("b", `{"points": [[0.1, 0.2]], "t": 1732000020000}`),
+			jsonRec("a", `{"points": [[0.1, 0.2]], "t": 1732000001000}`), // late: a's window closed
+			jsonRec("a", `{"points": [[0.1, 0.2]], "t": 1732000021000}`),
+			jsonRec("a", `{"points": [[0.1, 0.2], [9, 9, 9]], "t": 1732000021000}`), // dim: counted, points unknown
+			jsonRec("z", `{"points": [[0.1, 0.2]], "t": 1732000040000}`),
+		}, map[string]want{"a": {}, "b": {}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _ := e.newProc(Config{Window: tc.wc}, nil)
+			features, _ := split(processAll(t, p, numbered(0, tc.recs...), 2))
+			first := map[string]Message{}
+			for _, m := range features {
+				if _, ok := first[string(m.Key)]; !ok {
+					first[string(m.Key)] = m
+				}
+			}
+			for set, w := range tc.want {
+				m, ok := first[set]
+				if !ok {
+					t.Fatalf("no window of %s", set)
+				}
+				r, pts := headerOf(m.Headers, schema.HeaderRejectedRecords), headerOf(m.Headers, schema.HeaderRejectedPoints)
+				if r != w.records || pts != w.points {
+					t.Errorf("%s: rejected-records %q, rejected-points %q; want %q, %q", set, r, pts, w.records, w.points)
+				}
+			}
+			if strings.HasPrefix(tc.name, "set: a NaN") {
+				// a's second window is complete: no headers.
+				var second []Message
+				for _, m := range features {
+					if string(m.Key) == "a" {
+						second = append(second, m)
+					}
+				}
+				if len(second) != 2 || headerOf(second[1].Headers, schema.HeaderRejectedRecords) != "" {
+					t.Errorf("a's second window: %d windows of a, headers %v", len(second), second[len(second)-1].Headers)
+				}
+			}
+		})
+	}
+}

@@ -44,7 +44,8 @@ func Decode(emb *embedding.Embedder, key, value []byte, contentType string, reco
 	for i, b := range batches {
 		c, err := emb.Normalize(norm[at:at+len(b.Points)], b.Points)
 		if err != nil {
-			return Decoded{}, normalizeError(err, i, b.Set)
+			// The batches stay: they say how many points the dead-lettered record held.
+			return Decoded{Batches: batches}, normalizeError(err, i, b.Set)
 		}
 		if c > 0 && per == nil {
 			per = make([]int, len(batches))
