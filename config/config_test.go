@@ -241,3 +241,22 @@ func TestParseErrorsNameEveryVariable(t *testing.T) {
 		t.Errorf("8 GiB buffer: %v, %v", cfg, err)
 	}
 }
+
+// TestMaxEventLead: DISTFEAT_MAX_EVENT_LEAD reaches the window configuration in ms (the
+// processor dead-letters event times further ahead of their record as future), 1m by
+// default, 0 turning the bound off.
+func TestMaxEventLead(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  int64
+	}{{"", 60_000}, {"5m", 300_000}, {"0", 0}, {"1500ms", 1500}} {
+		cfg, err := config.Load(env(map[string]string{"MAX_EVENT_LEAD": tc.value, "WINDOW": "time", "WINDOW_SIZE": "10s"}), nil)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.value, err)
+		}
+		wc, err := cfg.WindowConfig()
+		if err != nil || wc.MaxLead != tc.want {
+			t.Errorf("MAX_EVENT_LEAD=%q: MaxLead %d (%v), want %d", tc.value, wc.MaxLead, err, tc.want)
+		}
+	}
+}
