@@ -23,12 +23,40 @@ const (
 	// grid × (grid + 2) (every output cell against every binning node): 2²⁴, about a second
 	// of start-up on the reference machine (4.5 s measured at grid 8192).
 	maxSpecKDEPairs = 1 << 24
+	// maxSpecTotalWeights bounds the random Fourier weights of all of a spec's families
+	// together (2 GiB of float64): each matrix is bounded by maxSpecStageWeights, and the
+	// number of families by nothing else.
+	maxSpecTotalWeights = 1 << 28
 	// kdeCutoff is the embedding package's KDE kernel support, in bandwidths (embedding/kde.go).
 	kdeCutoff = 5
 	// kdeBuildFactor: the KDE operator's weights grow by append while it is built, so up to
 	// three times its final size are live at once (the old and the new backing array).
 	kdeBuildFactor = 3
 )
+
+// totalWeights checks the random Fourier weights of all of s's families together: each
+// kind's own matrices (kindDef.weights) and its stage's when on.
+func totalWeights(s *Spec) error {
+	var total int64
+	for i := range s.Families {
+		f := &s.Families[i]
+		k := kindOf(f.Kind)
+		if k.weights != nil {
+			total += k.weights(s, f)
+		}
+		if st := k.stage; st != nil {
+			out := valueOf(findFamilyField(st.features).ref(f)).(int)
+			if out > 0 {
+				total += int64(out/2) * int64(st.inputs(s, f))
+			}
+		}
+	}
+	if total > maxSpecTotalWeights {
+		return &SpecError{Field: "families", Msg: fmt.Sprintf("the families' random Fourier matrices would hold %d weights together, %s (limit %d, %s); lower features or drop families",
+			total, bytesText(8*float64(total)), maxSpecTotalWeights, bytesText(8*maxSpecTotalWeights))}
+	}
+	return nil
+}
 
 // hddMemory checks the buffers hdd family i of s would allocate: at compile time (the KDE
 // operator and the projection tables), per open window (the binned counts) and per

@@ -13,6 +13,14 @@ func TestSpecMemoryBounds(t *testing.T) {
 	hdd := func(dim int, fields string) string {
 		return `{"dim": ` + itoa(dim) + `, "families": [{"name": "h", "kind": "hdd", "divergence": "js", "sigma": 1` + fields + `}]}`
 	}
+	// n mmd families of 131072 × 512 frequencies each (0.5 GiB).
+	mmds := func(n int) string {
+		fams := make([]string, n)
+		for i := range fams {
+			fams[i] = `{"name": "m` + itoa(i) + `", "kind": "mmd", "bandwidth": 0.1, "features": 262144, "method": "direct"}`
+		}
+		return `{"dim": 512, "families": [` + strings.Join(fams, ", ") + `]}`
+	}
 	for _, tc := range []struct {
 		name, doc string
 		want      []string // substrings of the error; none: valid
@@ -24,6 +32,8 @@ func TestSpecMemoryBounds(t *testing.T) {
 		{"grid 8192 narrow kernel", hdd(1, `, "grid": 8192, "kde_bandwidth": 0.001`), []string{"families[0].grid:", "kernel evaluations", "limit 16777216"}},
 		{"marginal counts", hdd(60000, `, "grid": 4000, "basis": 1, "lambdas": 1, "features": 2`), []string{"families[0].grid:", "one open window's binned counts would need 1.8 GiB", "marginal mode keeps one grid per dimension"}},
 		{"wide 1-D kernel", hdd(1, `, "grid": 4000, "kde_bandwidth": 0.5`), []string{"families[0].grid:", "KDE operator", "would need 366.4 MiB"}},
+		{"families together", mmds(5), []string{"families: the families' random Fourier matrices would hold 335544320 weights together, 2.5 GiB (limit 268435456, 2.0 GiB)"}},
+		{"families together, within the limit", mmds(3), nil},
 		{"default", hdd(2, ``), nil},
 		{"calibrate's largest 1-D grid", hdd(1, `, "grid": 1024, "kde_bandwidth": 0.001`), nil},
 		{"calibrate's largest joint 2-D grid", hdd(2, `, "grid": 128, "basis": 160, "kde_bandwidth": 0.0282`), nil},

@@ -141,7 +141,7 @@ func (s *Spec) validate(present []map[string]bool) error {
 			return &SpecError{Field: fmt.Sprintf("families[%d].name", i), Msg: fmt.Sprintf("%q clashes with the coefficient column of families[%d]", name, j)}
 		}
 	}
-	return nil
+	return totalWeights(s)
 }
 
 func (b *Bounds) validate(dim int) error {
