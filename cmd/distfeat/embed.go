@@ -178,12 +178,13 @@ const (
 
 // embedLine is one non-empty input line and, once its job is done, its record or error.
 type embedLine struct {
-	line    int
-	data    []byte
-	rec     schema.FeatureRecord
-	err     error
-	points  []float64 // the set's normalised points, kept for the per-point output (--points)
-	clipped int       // points clamped into the spec's bounds
+	line   int
+	data   []byte
+	rec    schema.FeatureRecord
+	err    error
+	points []float64 // the set's normalised points, kept for the per-point output (--points)
+
+	clipped int // points clamped into the spec's bounds
 }
 
 // embedJob is a batch of consecutive input lines in flight.
