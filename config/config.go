@@ -38,10 +38,11 @@ type Config struct {
 	Spec        string   `env:"SPEC" values:"file" doc:"feature spec JSON file (empty: the built-in default)"`
 
 	Window          string        `env:"WINDOW" envDefault:"set" values:"set|count|time|session" doc:"window mode"`
-	WindowSize      string        `env:"WINDOW_SIZE" values:"points|duration" doc:"window size: points (count) or a duration such as 10s (time)"`
-	WindowHop       string        `env:"WINDOW_HOP" values:"points|duration" doc:"hop of sliding windows, same unit as WINDOW_SIZE (empty: tumbling)"`
+	WindowSize      string        `env:"WINDOW_SIZE" values:"points|duration" doc:"window size: points (count) or a duration such as 10s (time); a start-up error with set or session windows, which have no size"`
+	WindowHop       string        `env:"WINDOW_HOP" values:"points|duration" doc:"hop of sliding windows, same unit as WINDOW_SIZE (empty: tumbling); a start-up error with set or session windows"`
 	WindowGap       time.Duration `env:"WINDOW_GAP" envDefault:"30s" doc:"session gap: event time without points that closes a session window"`
 	AllowedLateness time.Duration `env:"ALLOWED_LATENESS" envDefault:"0s" doc:"watermark delay for time and session windows"`
+	MaxEventLead    time.Duration `env:"MAX_EVENT_LEAD" envDefault:"1m" doc:"how far a record's event time t may run ahead of its Kafka timestamp; a record beyond it is dead-lettered as future and never moves the watermark (0 disables the bound)"`
 	IdleTimeout     time.Duration `env:"IDLE_TIMEOUT" envDefault:"60s" doc:"processing time without points before a window closes (0 disables)"`
 	MaxOpenWindows  int           `env:"MAX_OPEN_WINDOWS" envDefault:"1000" values:"windows" doc:"open windows per partition before the least recently updated is emitted"`
 	MaxMessageBytes int           `env:"MAX_MESSAGE_BYTES" envDefault:"1048576" values:"bytes" doc:"larger input records are dead-lettered as too_large"`

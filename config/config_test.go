@@ -38,7 +38,14 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		{map[string]string{"WINDOW": "time", "WINDOW_SIZE": "10"}, "DISTFEAT_WINDOW_SIZE"},
 		{map[string]string{"WINDOW": "count", "WINDOW_SIZE": "10", "WINDOW_HOP": "20"}, "DISTFEAT_WINDOW_HOP"},
 		{map[string]string{"WINDOW": "session", "WINDOW_GAP": "0s"}, "DISTFEAT_WINDOW_GAP"},
+		// Set and session windows have no size: a size or hop given there is refused, not ignored.
+		{map[string]string{"WINDOW_SIZE": "100"}, "DISTFEAT_WINDOW_SIZE"},
+		{map[string]string{"WINDOW": "set", "WINDOW_HOP": "10"}, "DISTFEAT_WINDOW_HOP"},
+		{map[string]string{"WINDOW": "session", "WINDOW_SIZE": "10s"}, "DISTFEAT_WINDOW_SIZE"},
+		{map[string]string{"WINDOW": "session", "WINDOW_HOP": "5s"}, "DISTFEAT_WINDOW_HOP"},
 		{map[string]string{"MAX_OPEN_WINDOWS": "0"}, "DISTFEAT_MAX_OPEN_WINDOWS"},
+		{map[string]string{"MAX_EVENT_LEAD": "-1s"}, "DISTFEAT_MAX_EVENT_LEAD"},
+		{map[string]string{"MAX_EVENT_LEAD": "soon"}, "DISTFEAT_MAX_EVENT_LEAD"},
 		{map[string]string{"MAX_OPEN_WINDOWS": "many"}, "DISTFEAT_MAX_OPEN_WINDOWS"},
 		{map[string]string{"IDLE_TIMEOUT": "soon"}, "DISTFEAT_IDLE_TIMEOUT"},
 		{map[string]string{"MAX_MESSAGE_BYTES": "0"}, "DISTFEAT_MAX_MESSAGE_BYTES"},
@@ -76,7 +83,7 @@ func TestDefaults(t *testing.T) {
 	want := config.Config{
 		Brokers: []string{"127.0.0.1:9092"}, InputTopic: "points", OutputTopic: "features",
 		DLQTopic: "points.dlq", Group: "distfeat", Window: "set", WindowGap: 30 * time.Second,
-		IdleTimeout: time.Minute, MaxOpenWindows: 1000, MaxMessageBytes: 1 << 20, MaxOutputBytes: 1_000_000, MaxBufferBytes: 128 << 20,
+		IdleTimeout: time.Minute, MaxEventLead: time.Minute, MaxOpenWindows: 1000, MaxMessageBytes: 1 << 20, MaxOutputBytes: 1_000_000, MaxBufferBytes: 128 << 20,
 		SessionTimeout: 10 * time.Second, CommitInterval: time.Second, MetricsAddr: ":9464",
 		ShutdownTimeout: 20 * time.Second, LogLevel: "info", LogFormat: "text",
 	}
@@ -230,5 +237,24 @@ func TestParseErrorsNameEveryVariable(t *testing.T) {
 	cfg, err := config.Load(env(map[string]string{"MAX_BUFFER_BYTES": "8589934592"}), nil)
 	if err != nil || cfg.MaxBufferBytes != 8<<30 {
 		t.Errorf("8 GiB buffer: %v, %v", cfg, err)
+	}
+}
+
+// TestMaxEventLead: DISTFEAT_MAX_EVENT_LEAD reaches the window configuration in ms (the
+// processor dead-letters event times further ahead of their record as future), 1m by
+// default, 0 turning the bound off.
+func TestMaxEventLead(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  int64
+	}{{"", 60_000}, {"5m", 300_000}, {"0", 0}, {"1500ms", 1500}} {
+		cfg, err := config.Load(env(map[string]string{"MAX_EVENT_LEAD": tc.value, "WINDOW": "time", "WINDOW_SIZE": "10s"}), nil)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.value, err)
+		}
+		wc, err := cfg.WindowConfig()
+		if err != nil || wc.MaxLead != tc.want {
+			t.Errorf("MAX_EVENT_LEAD=%q: MaxLead %d (%v), want %d", tc.value, wc.MaxLead, err, tc.want)
+		}
 	}
 }

@@ -16,10 +16,12 @@ func (c *Config) WindowConfig() (window.Config, error) {
 		AllowedLateness: c.AllowedLateness.Milliseconds(),
 		IdleTimeout:     c.IdleTimeout,
 		MaxOpen:         c.MaxOpenWindows,
+		MaxLead:         c.MaxEventLead.Milliseconds(),
 	}
 	var err error
 	switch wc.Mode {
 	case "set", "session":
+		err = c.noSizeHop()
 	case "count":
 		wc.Size, wc.Hop, err = c.sizeHop(true)
 	case "time":
@@ -33,6 +35,9 @@ func (c *Config) WindowConfig() (window.Config, error) {
 	if c.IdleTimeout < 0 {
 		return wc, configError("IDLE_TIMEOUT", "must be ≥ 0")
 	}
+	if c.MaxEventLead < 0 {
+		return wc, configError("MAX_EVENT_LEAD", "must be ≥ 0 (0 disables the bound)")
+	}
 	if c.MaxOpenWindows <= 0 {
 		return wc, configError("MAX_OPEN_WINDOWS", "must be > 0")
 	}
@@ -40,6 +45,18 @@ func (c *Config) WindowConfig() (window.Config, error) {
 		return wc, fmt.Errorf("configuration: %w", err)
 	}
 	return wc, nil
+}
+
+// noSizeHop refuses WINDOW_SIZE and WINDOW_HOP in the modes that have no size: set windows
+// end with the set (end: true or the idle timeout) and session windows with WINDOW_GAP, so a
+// size given there would be ignored — a user who set it expects windows it would not get.
+func (c *Config) noSizeHop() error {
+	for _, v := range []struct{ name, value string }{{"WINDOW_SIZE", c.WindowSize}, {"WINDOW_HOP", c.WindowHop}} {
+		if v.value != "" {
+			return configError(v.name, "%q is not used by DISTFEAT_WINDOW=%s (only count and time windows have a size and hop); unset it, or set DISTFEAT_WINDOW=count or time", v.value, c.Window)
+		}
+	}
+	return nil
 }
 
 // sizeHop parses WINDOW_SIZE (required) and WINDOW_HOP (optional): a number of points when

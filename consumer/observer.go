@@ -18,19 +18,29 @@ type observer struct {
 	log       *slog.Logger
 	partition int
 	finalize  map[string]prometheus.Observer // finalize_seconds{family}, resolved once
+	clips     *clipWarner
 }
 
 var (
 	_ processor.Observer      = (*observer)(nil)
 	_ processor.PointObserver = (*observer)(nil)
 	_ processor.DriftObserver = (*observer)(nil)
+	_ processor.ClipObserver  = (*observer)(nil)
 )
 
 // OnRecord counts records_total{result}.
 func (o *observer) OnRecord(result string) { o.m.Records.WithLabelValues(result).Inc() }
 
-// OnPoints counts points_total.
-func (o *observer) OnPoints(n int) { o.m.Points.Add(float64(n)) }
+// OnPoints counts points_total (and the points the clipping warning's share is of).
+func (o *observer) OnPoints(n int) {
+	o.m.Points.Add(float64(n))
+	o.clips.added(n)
+}
+
+// OnClippedSet feeds the clipping warning.
+func (o *observer) OnClippedSet(set string, points, clipped int) {
+	o.clips.clipped(set, points, clipped)
+}
 
 // OnClipped counts points_clipped_total.
 func (o *observer) OnClipped(n int) { o.m.PointsClipped.Add(float64(n)) }

@@ -87,7 +87,7 @@ func newPartition(w *Worker, gen *kafka.Generation, id int, start int64, checkpo
 // newProcessor builds the partition's processor and restores it from the commit metadata.
 func (p *partition) newProcessor() error {
 	w := p.w
-	obs := &observer{m: w.metrics, log: w.log, partition: p.id, finalize: w.finalizeSeconds}
+	obs := &observer{m: w.metrics, log: w.log, partition: p.id, finalize: w.finalizeSeconds, clips: w.clips}
 	proc, err := processor.New(processor.Config{
 		Window:             w.cfg.Window,
 		MaxMessageBytes:    w.cfg.MaxMessageBytes,

@@ -169,6 +169,7 @@ type Worker struct {
 	transport *kafka.Transport // the writer's and the client's
 
 	finalizeSeconds map[string]prometheus.Observer // finalize_seconds{family}, resolved once
+	clips           *clipWarner                    // the clipping warning, shared by the partitions
 
 	ready        atomic.Bool
 	fail         context.CancelCauseFunc // stops Run with an error (set by Run before any partition starts)
@@ -230,10 +231,13 @@ func NewWorker(cfg Config, emb *embedding.Embedder, out *schema.Output, m *metri
 		client:          &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Transport: transport, Timeout: 10 * time.Second},
 		transport:       transport,
 		finalizeSeconds: map[string]prometheus.Observer{},
+		clips:           newClipWarner(log, clock),
 	}
 	for _, c := range emb.Columns() {
 		w.finalizeSeconds[c.Family] = m.FinalizeSeconds.WithLabelValues(c.Family)
 	}
+	m.BufferLimit.Set(float64(cfg.MaxBufferBytes))
+	m.SetReadiness(w.Ready)
 	return w, nil
 }
 

@@ -848,9 +848,14 @@ func TestAlertRules(t *testing.T) {
 			}
 		}
 	}
-	// The issue's required alerts, by the metric each must watch.
+	// The issues' required alerts, by the metric each must watch: issue 5's, and issue 32's
+	// for every way a worker can stop making progress (output stalled or failing, not ready,
+	// group lag, a full buffer, idle-close markers that cannot be written) and for clipping.
 	for _, metric := range []string{"distfeat_consumer_lag", "distfeat_records_invalid_total",
-		"distfeat_windows_emitted_total", "distfeat_rebalances_total", "distfeat_produce_errors_total"} {
+		"distfeat_windows_emitted_total", "distfeat_rebalances_total", "distfeat_produce_errors_total",
+		`distfeat_output_stalled{reason!="markers"}`, `distfeat_output_stalled{reason="markers"}`,
+		"distfeat_output_errors_total", "distfeat_ready", "distfeat_group_lag", "distfeat_buffered_bytes",
+		"distfeat_buffer_limit_bytes", "distfeat_points_clipped_total"} {
 		if !slices.ContainsFunc(rules, func(r alertRule) bool { return strings.Contains(r.Expr, metric) }) {
 			t.Errorf("no alert watches %s", metric)
 		}
@@ -977,7 +982,11 @@ func TestDashboard(t *testing.T) {
 	for _, want := range []string{"distfeat_points_total", "distfeat_windows_emitted_total",
 		"max by (partition) (distfeat_consumer_lag", "sum by (reason) (rate(distfeat_records_invalid_total",
 		"distfeat_emit_latency_seconds_bucket", "distfeat_windows_open", "distfeat_sketch_bytes",
-		"by (le, family) (rate(distfeat_finalize_seconds_bucket", "distfeat_rebalances_total"} {
+		"by (le, family) (rate(distfeat_finalize_seconds_bucket", "distfeat_rebalances_total",
+		// Issue 32: what shows a worker not making progress, and the clipped share.
+		"distfeat_ready", "max by (partition, reason) (distfeat_output_stalled", "sum by (topic, error) (rate(distfeat_output_errors_total",
+		"max by (partition) (distfeat_group_lag", "sum by (instance, stage) (distfeat_buffered_bytes", "distfeat_buffer_limit_bytes",
+		"sum by (result) (rate(distfeat_close_markers_total", "sum(rate(distfeat_points_clipped_total"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("dashboard has no query with %q", want)
 		}

@@ -307,3 +307,32 @@ func TestKDEMass2TBitIdentical(t *testing.T) {
 		}
 	}
 }
+
+// TestKDEOperatorWithinSpecBound: spec validation sizes an hdd family's KDE operator from
+// spec.KDETaps before anything is allocated; the operator the family builds never has a
+// row longer than that bound, and the bound is not loose by more than a few taps (else
+// validation would refuse grids that fit).
+func TestKDEOperatorWithinSpecBound(t *testing.T) {
+	for _, tc := range []struct {
+		grid     int
+		h        float64
+		boundary string
+	}{
+		{64, 0.02, "reflect"}, {64, 0.02, "none"}, {8, 0.02, "reflect"}, {2, 0.5, "reflect"},
+		{1000, 0.001, "reflect"}, {1000, 0.0003, "none"}, {300, 0.3, "reflect"}, {50, 2, "reflect"},
+		{2048, 0.02, "reflect"}, {129, 0.0117, "none"},
+	} {
+		k := newKDEAxis(tc.grid, tc.h, tc.boundary == "reflect")
+		bound := spec.KDETaps(tc.grid, tc.h)
+		longest := 0
+		for i := 0; i < tc.grid; i++ {
+			longest = max(longest, k.off[i+1]-k.off[i])
+		}
+		if float64(longest) > bound {
+			t.Errorf("grid %d, h %g, %s: a row has %d taps, above the spec's bound %g", tc.grid, tc.h, tc.boundary, longest, bound)
+		}
+		if float64(longest) < bound-4 {
+			t.Errorf("grid %d, h %g, %s: the longest row has %d taps, the spec's bound %g is loose", tc.grid, tc.h, tc.boundary, longest, bound)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -446,6 +447,164 @@ func TestRecordTimeFallback(t *testing.T) {
 			w := e.windowsBySet(features)["a"][0]
 			if w.rec.WindowStart != tc.want || w.rec.WindowEnd != tc.want {
 				t.Errorf("window [%d, %d], want event time %d", w.rec.WindowStart, w.rec.WindowEnd, tc.want)
+			}
+		})
+	}
+}
+
+// TestFutureEventTime (issue 32): in time windows one record with t = 253402300799999 moved
+// the partition's watermark to the year 9999, and every later valid record on the partition
+// was dead-lettered as late. An event time more than Window.MaxLead ahead of its record's
+// timestamp is now dead-lettered as future, in every mode, and the watermark never moves on
+// it; within the lead, or without a timestamp to bound it by, a record is windowed as before.
+func TestFutureEventTime(t *testing.T) {
+	e := newEnv(t, smallSpec)
+	const now, lead = 1_732_000_000_000, 60_000
+	at := func(rec Record, ms int64) Record { rec.Time = time.UnixMilli(ms); return rec }
+	for _, tc := range []struct {
+		name       string
+		wc         window.Config
+		recs       []Record
+		wantFuture []int64 // offsets dead-lettered as future
+		wantPoints int     // points in the emitted windows
+	}{
+		{"time: year 9999", window.Config{Mode: "time", Size: 10_000, MaxLead: lead}, []Record{
+			at(jsonRec("a", `{"points": [[0.1, 0.2]], "t": 1732000000000}`), now),
+			at(jsonRec("b", `{"points": [[0.3, 0.4]], "t": 253402300799999}`), now+1),
+			at(jsonRec("a", `{"points": [[0.5, 0.6]], "t": 1732000001000}`), now+1000),
+			at(jsonRec("c", `{"points": [[0.5, 0.6], [0.7, 0.8]], "t": 1732000030000}`), now+30_000),
+		}, []int64{1}, 2}, // a's first window closes when c moves the watermark; c's stays open
+		{"time: within the lead", window.Config{Mode: "time", Size: 10_000, MaxLead: lead}, []Record{
+			at(jsonRec("a", `{"points": [[0.1, 0.2]], "t": 1732000060000}`), now),
+			at(jsonRec("a", `{"points": [[0.3, 0.4]], "t": 1732000090000}`), now+30_000),
+		}, nil, 1},
+		{"session: one batch of an Arrow record", window.Config{Mode: "session", Gap: 5_000, MaxLead: lead}, []Record{
+			at(arrowRec("", encodeArrow(t,
+				schema.Batch{Set: "a", Points: []float64{0.1, 0.2}, N: 1, EventTime: now},
+				schema.Batch{Set: "b", Points: []float64{0.3, 0.4}, N: 1, EventTime: now + lead + 1})), now),
+			at(jsonRec("a", `{"points": [[0.5, 0.6]], "t": 1732000001000}`), now+1000),
+			at(jsonRec("z", `{"points": [[0.5, 0.6]], "t": 1732000020000}`), now+20_000),
+		}, []int64{0}, 1}, // the whole record is refused, a's batch too (as for late)
+		{"set: future too", window.Config{Mode: "set", MaxLead: lead}, []Record{
+			at(jsonRec("a", `{"points": [[0.1, 0.2]], "t": 253402300799999, "end": true}`), now),
+			at(jsonRec("a", `{"points": [[0.3, 0.4]], "end": true}`), now),
+		}, []int64{0}, 1},
+		{"no timestamp: nothing to bound by", window.Config{Mode: "set", MaxLead: lead}, []Record{
+			jsonRec("a", `{"points": [[0.1, 0.2]], "t": 253402300799999, "end": true}`),
+		}, nil, 1},
+		{"bound off", window.Config{Mode: "set"}, []Record{
+			at(jsonRec("a", `{"points": [[0.1, 0.2]], "t": 253402300799999, "end": true}`), now),
+		}, nil, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Config{Window: tc.wc, AllowKeyless: true}
+			p, c := e.newProc(cfg, nil)
+			features, dead := split(processAll(t, p, numbered(0, tc.recs...), 1))
+			var future []int64
+			for _, d := range dead {
+				reason := headerOf(d.Headers, schema.HeaderError)
+				if reason != schema.ReasonFuture {
+					t.Errorf("offset %d dead-lettered as %s (%s)", d.FirstOffset, reason, headerOf(d.Headers, schema.HeaderErrorDetail))
+					continue
+				}
+				if detail := headerOf(d.Headers, schema.HeaderErrorDetail); !strings.Contains(detail, "DISTFEAT_MAX_EVENT_LEAD") {
+					t.Errorf("future detail %q does not name DISTFEAT_MAX_EVENT_LEAD", detail)
+				}
+				future = append(future, d.FirstOffset)
+			}
+			if !slices.Equal(future, tc.wantFuture) || c.invalid[schema.ReasonLate] != 0 {
+				t.Errorf("future at offsets %v, want %v; %d late", future, tc.wantFuture, c.invalid[schema.ReasonLate])
+			}
+			n := 0
+			for _, ws := range e.windowsBySet(features) {
+				for _, w := range ws {
+					n += int(w.rec.N)
+				}
+			}
+			if n != tc.wantPoints {
+				t.Errorf("%d points in the emitted windows, want %d", n, tc.wantPoints)
+			}
+		})
+	}
+}
+
+// TestPartialWindowHeaders (issue 32): a window some of whose set's records were
+// dead-lettered came out looking complete (n = 3 of 5 points, nothing else). Its feature
+// record now carries rejected-records (records of the set dead-lettered while the window was
+// open, late ones excepted) and rejected-points (their points, where the record decoded far
+// enough to count them); a complete window carries neither, and the Arrow value is unchanged.
+func TestPartialWindowHeaders(t *testing.T) {
+	e := newEnv(t, smallSpec)
+	const now = 1_732_000_000_000
+	at := func(rec Record, ms int64) Record { rec.Time = time.UnixMilli(ms); return rec }
+	type want struct{ records, points string } // "" : header absent
+	for _, tc := range []struct {
+		name string
+		wc   window.Config
+		recs []Record
+		want map[string]want // by set, of its first emitted window
+	}{
+		{"set: a NaN point, an undecodable record, an out-of-lead t", window.Config{Mode: "set", MaxLead: 60_000}, []Record{
+			at(jsonRec("c", `{"points": [[0.1, NaN]]}`), now), // before c has a window: not counted
+			at(jsonRec("a", `{"points": [[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]]}`), now),
+			at(jsonRec("c", `{"points": [[0.1, 0.2]]}`), now),
+			at(jsonRec("a", `{"points": [[0.1, NaN], [0.2, 0.2]]}`), now),
+			at(jsonRec("a", `{"points": [[0.1, 0.2`), now),
+			at(jsonRec("a", `{"points": [[0.5, 0.5]], "t": 1732000999999}`), now),
+			at(jsonRec("a", `{"points": [[0.7, 0.8]], "end": true}`), now),
+			at(jsonRec("c", `{"points": [], "end": true}`), now),
+			at(jsonRec("a", `{"points": [[0.7, 0.8]], "end": true}`), now), // the next window: complete
+		}, map[string]want{"a": {"3", ""}, "c": {}}}, // the NaN and broken records' points are unknown
+		{"set: every rejected record's points counted", window.Config{Mode: "set", MaxLead: 60_000}, []Record{
+			at(jsonRec("a", `{"points": [[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]]}`), now),
+			at(jsonRec("a", `{"points": [[0.5, 0.5], [0.6, 0.6]], "t": 1732000999999}`), now),
+			at(jsonRec("a", `{"points": [[0.5, 0.5]], "t": 1732000999999}`), now),
+			at(jsonRec("a", `{"points": [[0.7, 0.8]], "end": true}`), now),
+		}, map[string]want{"a": {"2", "3"}}},
+		{"count: the count resets with each window", window.Config{Mode: "count", Size: 2, MaxLead: 60_000}, []Record{
+			at(jsonRec("a", `{"points": [[0.1, 0.2]]}`), now),
+			at(jsonRec("a", `{"points": [[0.1, 0.3], [0.1, 0.1], [0.1, 0.1]], "t": 1732000999999}`), now),
+			at(jsonRec("a", `{"points": [[0.3, 0.4], [0.5, 0.6]]}`), now),
+		}, map[string]want{"a": {"1", "3"}}},
+		{"time: late records are not counted", window.Config{Mode: "time", Size: 10_000}, []Record{
+			jsonRec("a", `{"points": [[0.1, 0.2]], "t": 1732000000000}`),
+			jsonRec("b", `{"points": [[0.1, 0.2]], "t": 1732000020000}`),
+			jsonRec("a", `{"points": [[0.1, 0.2]], "t": 1732000001000}`), // late: a's window closed
+			jsonRec("a", `{"points": [[0.1, 0.2]], "t": 1732000021000}`),
+			jsonRec("a", `{"points": [[0.1, 0.2], [9, 9, 9]], "t": 1732000021000}`), // dim: counted, points unknown
+			jsonRec("z", `{"points": [[0.1, 0.2]], "t": 1732000040000}`),
+		}, map[string]want{"a": {}, "b": {}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _ := e.newProc(Config{Window: tc.wc}, nil)
+			features, _ := split(processAll(t, p, numbered(0, tc.recs...), 2))
+			first := map[string]Message{}
+			for _, m := range features {
+				if _, ok := first[string(m.Key)]; !ok {
+					first[string(m.Key)] = m
+				}
+			}
+			for set, w := range tc.want {
+				m, ok := first[set]
+				if !ok {
+					t.Fatalf("no window of %s", set)
+				}
+				r, pts := headerOf(m.Headers, schema.HeaderRejectedRecords), headerOf(m.Headers, schema.HeaderRejectedPoints)
+				if r != w.records || pts != w.points {
+					t.Errorf("%s: rejected-records %q, rejected-points %q; want %q, %q", set, r, pts, w.records, w.points)
+				}
+			}
+			if strings.HasPrefix(tc.name, "set: a NaN") {
+				// a's second window is complete: no headers.
+				var second []Message
+				for _, m := range features {
+					if string(m.Key) == "a" {
+						second = append(second, m)
+					}
+				}
+				if len(second) != 2 || headerOf(second[1].Headers, schema.HeaderRejectedRecords) != "" {
+					t.Errorf("a's second window: %d windows of a, headers %v", len(second), second[len(second)-1].Headers)
+				}
 			}
 		})
 	}

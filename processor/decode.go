@@ -16,6 +16,8 @@ type Decoded struct {
 	Points []float64
 	// Clipped is the number of points clamped into the spec's bounds (out_of_bounds: clip).
 	Clipped int
+	// BatchClipped is Clipped per batch, or nil when no point was clipped.
+	BatchClipped []int
 }
 
 // Decode decodes one input record value (schema.DecodeRecord) and normalises all of its
@@ -38,15 +40,23 @@ func Decode(emb *embedding.Embedder, key, value []byte, contentType string, reco
 	}
 	norm := buf[:total]
 	at, clipped := 0, 0
+	var per []int
 	for i, b := range batches {
 		c, err := emb.Normalize(norm[at:at+len(b.Points)], b.Points)
 		if err != nil {
-			return Decoded{}, normalizeError(err, i, b.Set)
+			// The batches stay: they say how many points the dead-lettered record held.
+			return Decoded{Batches: batches}, normalizeError(err, i, b.Set)
+		}
+		if c > 0 && per == nil {
+			per = make([]int, len(batches))
+		}
+		if c > 0 {
+			per[i] = c
 		}
 		clipped += c
 		at += len(b.Points)
 	}
-	return Decoded{Batches: batches, Points: norm, Clipped: clipped}, nil
+	return Decoded{Batches: batches, Points: norm, Clipped: clipped, BatchClipped: per}, nil
 }
 
 // normalizeError maps a normalisation error to its dead-letter reason.

@@ -37,6 +37,8 @@ func MaxFeatureBytes(emb *embedding.Embedder, out *schema.Output) (int, error) {
 		{Key: schema.HeaderContentType, Value: []byte(schema.ContentTypeArrow)},
 		{Key: schema.HeaderSpecID, Value: []byte(emb.Spec().ID())},
 		{Key: schema.HeaderWindowID, Value: []byte(strconv.FormatUint(math.MaxUint64, 10))},
+		{Key: schema.HeaderRejectedRecords, Value: []byte(strconv.FormatInt(math.MaxInt64, 10))},
+		{Key: schema.HeaderRejectedPoints, Value: []byte(strconv.FormatInt(math.MaxInt64, 10))},
 	}
 	return messageSize([]byte(set), value, headers), nil
 }

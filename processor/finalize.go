@@ -38,7 +38,7 @@ func Finalize(specID string, closed []window.Closed[*embedding.Sketch], workers 
 // featureMessage is a finalised window's feature record for the output topic, value being
 // rec encoded (p.out.Encode) or err its encoding's error. ok is false when encoding failed
 // (reported to the observer; the window is dropped).
-func (p *Processor) featureMessage(c window.Closed[*windowSketch], rec schema.FeatureRecord, value []byte, err error) (Message, bool) {
+func (p *Processor) featureMessage(c window.Closed[*windowSketch], rec schema.FeatureRecord, value []byte, err error, rc rejectCount) (Message, bool) {
 	if err != nil {
 		// Encoding a well-formed record cannot fail short of a bug, and stopping here
 		// would wedge the partition: the window is reported and dropped instead.
@@ -57,10 +57,23 @@ func (p *Processor) featureMessage(c window.Closed[*windowSketch], rec schema.Fe
 		Key:         []byte(c.Set),
 		Value:       value,
 		Time:        time.UnixMilli(c.End),
-		Headers:     p.windowHeaders(c.Seq),
+		Headers:     p.windowHeaders(c.Seq, rejectedHeaders(rc)...),
 		FirstOffset: c.FirstOffset,
 		EventEnd:    c.End,
 	}, true
+}
+
+// rejectedHeaders say how much of a partial window was dead-lettered: none when nothing was,
+// and the points only when every rejected record's points were counted.
+func rejectedHeaders(rc rejectCount) []Header {
+	if rc.records == 0 {
+		return nil
+	}
+	h := []Header{{Key: schema.HeaderRejectedRecords, Value: []byte(strconv.FormatInt(rc.records, 10))}}
+	if !rc.uncounted {
+		h = append(h, Header{Key: schema.HeaderRejectedPoints, Value: []byte(strconv.FormatInt(rc.points, 10))})
+	}
+	return h
 }
 
 // windowHeaders are the headers of every record a closed window emits (its feature record and

@@ -32,6 +32,13 @@ type Observer interface {
 	OnEncodeError(set string, seq uint64, err error)
 }
 
+// ClipObserver is optional on an Observer: after OnClipped, OnClippedSet is called for each
+// batch of the record with clipped points, with its set, its points and the points among
+// them clamped into the spec's bounds (the worker's clipping warning names the sets).
+type ClipObserver interface {
+	OnClippedSet(set string, points, clipped int)
+}
+
 // NopObserver implements Observer by doing nothing. Embed it in a type that observes only
 // some events.
 type NopObserver struct{}

@@ -14,6 +14,7 @@ package processor
 import (
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"strconv"
 	"time"
@@ -122,6 +123,25 @@ type Processor struct {
 	slots   []slot         // output of the current call, in order
 	closed  []window.Closed[*windowSketch]
 	final   []window.Closed[*embedding.Sketch] // closed, for Finalize, reused
+	// rejected lists, per set with an open window, its records dead-lettered since the
+	// first record of its earliest open window; closedRejected is what each closed window
+	// counts of them (parallel to closed).
+	rejected       map[string][]rejection
+	closedRejected []rejectCount
+}
+
+// rejection is one dead-lettered record of a set: its offset and points (-1: not counted).
+type rejection struct{ offset, points int64 }
+
+// maxRejections bounds the rejections kept per open set; beyond it later ones are added to
+// the last entry (a window opened after that entry's record then misses them).
+const maxRejections = 4096
+
+// rejectCount is what was dead-lettered of one set while one of its windows was open:
+// records, and their points unless some record's points could not be counted (uncounted).
+type rejectCount struct {
+	records, points int64
+	uncounted       bool
 }
 
 // slot is one output of the current call: a closed window (index into closed) waiting to
@@ -155,6 +175,7 @@ func New(cfg Config, emb *embedding.Embedder, out *schema.Output, obs Observer, 
 		cfg: cfg, emb: emb, out: out, obs: obs, hook: obs.OnFinalize, specID: emb.Spec().ID(), mgr: mgr, adds: adds,
 		decodeOpt: schema.DecodeOptions{Dim: emb.Dim(), MaxPoints: cfg.MaxPointsPerRecord},
 		drift:     emb.DriftColumns(),
+		rejected:  map[string][]rejection{},
 	}
 	if cfg.Points != nil {
 		if p.pointChunk, err = PointChunk(emb, cfg.Points, cfg.MaxOutputBytes); err != nil {
@@ -285,6 +306,7 @@ func (p *Processor) process(rec *Record, pre *decoding) {
 		}
 	}
 	if err != nil {
+		p.noteRejected(rec, err, d)
 		p.deadLetter(rec, err, replaying)
 		return
 	}
@@ -293,7 +315,13 @@ func (p *Processor) process(rec *Record, pre *decoding) {
 			"no record key while the value names set %s: keyless records are spread over partitions and would split the set; key each record by its set ID", strconv.Quote(truncateUTF8(d.Batches[0].Set, 64)))}, replaying)
 		return
 	}
+	if err := p.checkLead(rec, d); err != nil {
+		p.noteRejected(rec, err, d)
+		p.deadLetter(rec, err, replaying)
+		return
+	}
 	if rejected := p.addToWindows(rec.Offset, d, replaying); rejected != nil {
+		p.noteRejected(rec, rejected, d)
 		p.deadLetter(rec, rejected, replaying)
 		return
 	}
@@ -301,6 +329,13 @@ func (p *Processor) process(rec *Record, pre *decoding) {
 		p.obs.OnRecord(ResultOK)
 		if d.Clipped > 0 {
 			p.obs.OnClipped(d.Clipped)
+			if co, ok := p.obs.(ClipObserver); ok {
+				for i, b := range d.Batches {
+					if c := d.BatchClipped[i]; c > 0 {
+						co.OnClippedSet(b.Set, b.N, c)
+					}
+				}
+			}
 		}
 	}
 }
@@ -369,16 +404,90 @@ func (p *Processor) addToWindows(offset int64, d Decoded, replaying bool) *schem
 }
 
 // addClosed queues closed windows for finalisation, or releases them when a record below
-// the replay position closed them (emitted and acknowledged before the commit).
+// the replay position closed them (emitted and acknowledged before the commit). Each counts
+// its set's records dead-lettered while it was open.
 func (p *Processor) addClosed(closed []window.Closed[*windowSketch], replaying bool) {
 	for _, c := range closed {
+		rc := p.rejectedSince(c.Set, c.FirstOffset)
 		if replaying {
 			p.mgr.Release(c.Sketch)
 			continue
 		}
 		p.slots = append(p.slots, slot{closed: len(p.closed)})
 		p.closed = append(p.closed, c)
+		p.closedRejected = append(p.closedRejected, rc)
 	}
+}
+
+// noteRejected notes a dead-lettered record of the set its key names, for the
+// rejected-records and rejected-points headers of the set's windows open at the time (with
+// the points of its batches of that set, if it decoded that far). Late records are not
+// counted: their windows were emitted already. Only a set with an open window is noted,
+// which bounds the lists by the open windows; a window counts the rejections from its first
+// record on, which a replay (starting at or before every open window's first record and
+// rebuilding the same windows) notes alike.
+func (p *Processor) noteRejected(rec *Record, err error, d Decoded) {
+	set := string(rec.Key)
+	if set == "" || schema.ReasonOf(err) == schema.ReasonLate {
+		return
+	}
+	if _, open := p.mgr.OpenFrom(set); !open {
+		return
+	}
+	r := rejection{offset: rec.Offset, points: -1}
+	if len(d.Batches) > 0 {
+		r.points = 0
+		for _, b := range d.Batches {
+			if b.Set == set {
+				r.points += int64(b.N)
+			}
+		}
+	}
+	list := p.rejected[set]
+	if len(list) == maxRejections {
+		last := &list[len(list)-1]
+		if last.points < 0 || r.points < 0 {
+			last.points = -1
+		} else {
+			last.points += r.points
+		}
+		return
+	}
+	p.rejected[set] = append(list, r)
+}
+
+// rejectedSince counts the set's rejections at or after offset first (a window that closed,
+// from its first record on), then forgets those no open window of the set can count.
+func (p *Processor) rejectedSince(set string, first int64) rejectCount {
+	list, ok := p.rejected[set]
+	if !ok {
+		return rejectCount{}
+	}
+	var rc rejectCount
+	for _, r := range list {
+		if r.offset < first {
+			continue
+		}
+		rc.records++
+		if r.points < 0 {
+			rc.uncounted = true
+		} else {
+			rc.points += r.points
+		}
+	}
+	from, open := p.mgr.OpenFrom(set)
+	if !open {
+		delete(p.rejected, set)
+		return rc
+	}
+	keep := list[:0]
+	for _, r := range list {
+		if r.offset >= from {
+			keep = append(keep, r)
+		}
+	}
+	p.rejected[set] = keep
+	return rc
 }
 
 // finish finalises every window queued by the current call in one step and returns the
@@ -396,7 +505,7 @@ func (p *Processor) finish() Result {
 			continue
 		}
 		c := p.closed[s.closed]
-		m, ok := p.featureMessage(c, recs[s.closed], values[s.closed], errs[s.closed])
+		m, ok := p.featureMessage(c, recs[s.closed], values[s.closed], errs[s.closed], p.closedRejected[s.closed])
 		if ok {
 			msgs = append(msgs, m)
 			if p.cfg.Points != nil {
@@ -407,7 +516,7 @@ func (p *Processor) finish() Result {
 	}
 	clear(p.slots)
 	clear(p.closed)
-	p.slots, p.closed = p.slots[:0], p.closed[:0]
+	p.slots, p.closed, p.closedRejected = p.slots[:0], p.closed[:0], p.closedRejected[:0]
 	return Result{Messages: msgs}
 }
 
@@ -433,6 +542,40 @@ func (p *Processor) finalizeClosed(closed []window.Closed[*windowSketch]) []sche
 	clear(p.final)
 	p.final = p.final[:0]
 	return recs
+}
+
+// checkLead refuses a record whose event time runs ahead of its timestamp by more than
+// Window.MaxLead (reason future), every batch checked before any is applied. A record
+// without a timestamp (or at or before the epoch) has nothing to be bounded by.
+func (p *Processor) checkLead(rec *Record, d Decoded) *schema.InvalidError {
+	lead := p.cfg.Window.MaxLead
+	ts := recordTimeMs(rec.Time)
+	if lead <= 0 || ts <= 0 {
+		return nil
+	}
+	var bad *schema.InvalidError
+	for i, b := range d.Batches {
+		if b.EventTime-ts <= lead {
+			continue
+		}
+		detail := fmt.Sprintf("batch %d (set %s): t=%d is %s ahead of the record timestamp %d, more than DISTFEAT_MAX_EVENT_LEAD (%s)",
+			i, strconv.Quote(truncateUTF8(b.Set, 64)), b.EventTime, msText(b.EventTime-ts), ts, msText(lead))
+		if bad == nil {
+			bad = &schema.InvalidError{Reason: schema.ReasonFuture, Detail: detail}
+		} else {
+			bad.Detail += "; " + detail
+		}
+	}
+	return bad
+}
+
+// msText writes a positive span of ms as a duration (10m0s), or in days beyond what a
+// time.Duration holds (event times reach the year 9999).
+func msText(ms int64) string {
+	if ms > math.MaxInt64/int64(time.Millisecond) {
+		return fmt.Sprintf("%d days", ms/(24*3600*1000))
+	}
+	return (time.Duration(ms) * time.Millisecond).String()
 }
 
 // recordTimeMs is a record's Kafka timestamp in ms, the event time of its points when the

@@ -22,6 +22,10 @@ const (
 	// Partitioners place keyless records anywhere, so one set's records would be windowed on
 	// several partitions and emitted as several different windows with the same window-id.
 	ReasonNoKey = "no_key"
+	// ReasonFuture: an event time t runs ahead of the record's Kafka timestamp by more than
+	// the worker's maximum lead (processor layer): one such record would move a partition's
+	// watermark so far that every later valid record on it is late.
+	ReasonFuture = "future"
 )
 
 // InvalidError reports an input record that cannot be processed. Reason is one of the

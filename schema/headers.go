@@ -12,6 +12,14 @@ const (
 	// HeaderWindowID carries a feature record's replay-stable window number (its seq, in
 	// decimal): (key, window-id) identifies a window, and duplicates are byte-identical.
 	HeaderWindowID = "window-id"
+	// HeaderRejectedRecords is on a feature record whose window is partial: the number
+	// (decimal) of its set's input records dead-lettered while the window was open (late
+	// records excepted). Absent when none was.
+	HeaderRejectedRecords = "rejected-records"
+	// HeaderRejectedPoints goes with HeaderRejectedRecords when the points (decimal) of every
+	// one of those records could be counted: absent when one did not decode far enough (not
+	// valid JSON or Arrow, a non-finite coordinate in JSON, a wrong dimension, too large).
+	HeaderRejectedPoints = "rejected-points"
 
 	// HeaderError is a dead letter's reason (one of the Reason* constants).
 	HeaderError = "error"

@@ -48,6 +48,10 @@ func FieldReference() string {
 	}
 	fmt.Fprintf(&b, "- Memory limits: every random Fourier matrix (features/2 × its input width) and the `l2` cosine index table (basis × dim) hold at most %d entries.\n",
 		maxSpecStageWeights)
+	fmt.Fprintf(&b, "- All the families' random Fourier matrices together hold at most %d entries (%s of float64), however many families there are.\n",
+		maxSpecTotalWeights, bytesText(8*maxSpecTotalWeights))
+	fmt.Fprintf(&b, "- Memory limits of `hdd`, from `grid`, `kde_bandwidth`, `basis`, `lambdas`, `mode` and `dim`, checked before anything is allocated: the KDE operator (grid × min(grid + 2, 2⌈%d·kde_bandwidth·grid⌉ + 3) weights, twice in joint 2-D, counted three times for its construction), the projection tables, one open window's counts (8 bytes × grids × (grid + 2)^axes) and one finalisation's workspace are each at most %s; the operator's construction evaluates grid × (grid + 2) ≤ %d kernel pairs. The error names the field, the memory needed and the limit.\n",
+		kdeCutoff, bytesText(maxSpecBufferBytes), maxSpecKDEPairs)
 	b.WriteString("- Family names are unique and differ from every `hdd` family's `<name>_coef` column.\n")
 	return b.String()
 }

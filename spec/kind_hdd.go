@@ -90,5 +90,5 @@ func validateHDDGrid(s *Spec, i int) error {
 	if _, err := numeric.CheckedPow(f.Grid+2, gridDim, 2*maxHDDCells); err != nil {
 		return familyErr(i, "grid", "(grid+2)^%d binning nodes exceed the limit (%v)", gridDim, err)
 	}
-	return nil
+	return hddMemory(s, i)
 }

@@ -14,7 +14,8 @@ var marginalKind = kindDef{
 		{field: "sigma_p", role: roleOption, def: fixed(0.0)},
 		{field: "pooling", role: roleOption, def: fixed(false)},
 	},
-	check: checkMarginal,
+	check:   checkMarginal,
+	weights: marginalWeights,
 	rules: []string{
 		"`set_family` and `sigma_p` together, or `pooling: true` without them; `set_family` names an mmd family without `rbf_sigma`",
 	},
@@ -22,6 +23,17 @@ var marginalKind = kindDef{
 
 // defaultMarginalFeatures is the default D of a marginal_transfer family.
 const defaultMarginalFeatures = 1024
+
+// marginalWeights: the frequency matrices D/2 × dim and, with a set part, D/2 × len Ψ.
+func marginalWeights(s *Spec, f *Family) int64 {
+	cols := int64(s.Dim)
+	for j := range s.Families {
+		if g := &s.Families[j]; !f.Pooling && g.Name == f.SetFamily {
+			cols += int64(g.Features)
+		}
+	}
+	return int64(f.Features/2) * cols
+}
 
 // checkMarginal: set_family and sigma_p, or pooling; the set family an mmd family without
 // its rbf stage; the frequency matrices (D/2 × dim and D/2 × len Ψ) within the limit.

@@ -29,4 +29,6 @@ var mmdKind = kindDef{
 		return stageSizeErr(i, "features", s.Families[i].Features/2, s.Dim, "")
 	},
 	rules: []string{"`method: nufft` needs `dim` ≤ 3 (`auto` falls back to direct above)."},
+	// The first stage's frequencies: D/2 × dim.
+	weights: func(s *Spec, f *Family) int64 { return int64(f.Features/2) * int64(s.Dim) },
 }

@@ -28,6 +28,9 @@ type kindDef struct {
 	extraColumns func(f *Family) []string
 	// rules are the kind's multi-field rules, one line each, for the field reference.
 	rules []string
+	// weights is the size (entries) of the random Fourier matrices a family f of this kind
+	// holds besides its stage's (which validation adds), for the spec's total; nil: none.
+	weights func(s *Spec, f *Family) int64
 }
 
 // kinds is the registry: every kind, in the order of the field reference.

@@ -45,7 +45,7 @@ var topFields = []topField{
 		ref: func(s *Spec) any { return &s.Bounds }, setDefault: unitCube, defDoc: "the unit cube [0, 1]^dim",
 		rule:  `{"lo": [dim numbers], "hi": [dim numbers]}, lo < hi, finite`,
 		check: func(s *Spec) error { return s.Bounds.validate(s.Dim) }},
-	{name: "out_of_bounds", doc: "A point outside the bounds is clamped into them (clip) or dead-letters its record (reject).",
+	{name: "out_of_bounds", doc: "A point outside the bounds is clamped into them (clip) or dead-letters its record (reject). Clipping is counted and reported: `distfeat embed` fails above `--max-clipped` (1% of the points by default) and the worker warns (docs/input-output.md).",
 		ref: func(s *Spec) any { return &s.OutOfBounds }, setDefault: func(s *Spec) { s.OutOfBounds = "clip" },
 		defDoc: `"clip"`, rule: "`clip`, `reject`", check: func(s *Spec) error {
 			if s.OutOfBounds != "clip" && s.OutOfBounds != "reject" {
@@ -141,7 +141,7 @@ func (s *Spec) validate(present []map[string]bool) error {
 			return &SpecError{Field: fmt.Sprintf("families[%d].name", i), Msg: fmt.Sprintf("%q clashes with the coefficient column of families[%d]", name, j)}
 		}
 	}
-	return nil
+	return totalWeights(s)
 }
 
 func (b *Bounds) validate(dim int) error {

@@ -40,6 +40,11 @@ type Config struct {
 	AllowedLateness int64         // DISTFEAT_ALLOWED_LATENESS: time/session: ms
 	IdleTimeout     time.Duration // DISTFEAT_IDLE_TIMEOUT: processing time without new points → close (all modes); 0 disables
 	MaxOpen         int           // DISTFEAT_MAX_OPEN_WINDOWS: open windows per partition
+	// MaxLead is DISTFEAT_MAX_EVENT_LEAD in ms: how far a record's event time may run ahead
+	// of its Kafka timestamp (all modes); the processor dead-letters a record beyond it as
+	// "future" before it reaches a window, so one far-future t cannot move the watermark.
+	// 0: no bound.
+	MaxLead int64
 }
 
 // mode returns c.Mode with the default applied.
@@ -104,6 +109,9 @@ func (c Config) Validate() error {
 	}
 	if c.AllowedLateness < 0 {
 		bad("DISTFEAT_ALLOWED_LATENESS must be ≥ 0 (got %d)", c.AllowedLateness)
+	}
+	if c.MaxLead < 0 {
+		bad("DISTFEAT_MAX_EVENT_LEAD must be ≥ 0 (0 disables it; got %d ms)", c.MaxLead)
 	}
 	if c.IdleTimeout < 0 {
 		bad("DISTFEAT_IDLE_TIMEOUT must be ≥ 0 (0 disables it; got %s)", c.IdleTimeout)

@@ -301,6 +301,20 @@ func (m *Manager[S]) Expire() []Closed[S] {
 	return out
 }
 
+// OpenFrom reports whether set has an open window on this partition and, if so, the lowest
+// first offset of its panes (at or below the first offset of each of its open windows).
+func (m *Manager[S]) OpenFrom(set string) (int64, bool) {
+	k, ok := m.keys[set]
+	if !ok || k.open == 0 {
+		return 0, false
+	}
+	first := int64(math.MaxInt64)
+	for _, p := range k.panes {
+		first = min(first, p.firstOff)
+	}
+	return first, true
+}
+
 // Open returns the number of open windows (windows holding at least one point that have
 // not closed). In count mode a set's overlapping sliding windows count separately.
 func (m *Manager[S]) Open() int { return m.open }

@@ -34,6 +34,7 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	format := fs.String("format", "jsonl", "output format `jsonl|arrow` (arrow: one Arrow IPC stream)")
 	skip := fs.Bool("skip-invalid", false, "report invalid lines on stderr and continue")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "parallel finalisation `workers` (output order is input order)")
+	maxClipped := fs.Float64("max-clipped", processor.MaxClippedFraction, "largest `fraction` of the points that may lie outside the spec's bounds (clipped into them, out_of_bounds clip) before embed fails; 1 accepts any")
 	pointsOut := fs.String("points", "", "also write the per-point features of the spec's marginal_transfer families to `file` (- for stdout), in --format")
 	if err := parseArgs(fs, args); err != nil {
 		var positional usageError
@@ -41,6 +42,9 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return usageError(fmt.Sprintf("unexpected argument %q: the input is --in FILE (or stdin)", fs.Arg(0)))
 		}
 		return err
+	}
+	if !(*maxClipped >= 0 && *maxClipped <= 1) {
+		return usageError(fmt.Sprintf("--max-clipped %v: want a fraction in [0, 1]", *maxClipped))
 	}
 	if *format != "jsonl" && *format != "arrow" {
 		return fmt.Errorf("--format %q: want jsonl or arrow", *format)
@@ -108,6 +112,11 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err == nil && st.sets == 0 {
 		err = fmt.Errorf("nothing embedded (%d invalid lines, %d sets without points)", st.invalid, st.empty)
 	}
+	if cerr := st.clips.Check(*maxClipped); err == nil && cerr != nil {
+		err = fmt.Errorf("%w; or accept them with --max-clipped 1", cerr)
+	} else if err != nil && st.clips.Clipped > 0 {
+		fmt.Fprintf(stderr, "embed: %s\n", st.clips.Summary())
+	}
 	if cerr := commit(err == nil); err == nil {
 		err = cerr
 	}
@@ -116,6 +125,9 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if err != nil {
 		return err
+	}
+	if st.clips.Clipped > 0 {
+		fmt.Fprintf(stderr, "embed: %s (within --max-clipped %g)\n", st.clips.Summary(), *maxClipped)
 	}
 	if st.invalid+st.empty > 0 {
 		fmt.Fprintf(stderr, "embed: %d sets, %d invalid lines and %d sets without points skipped\n", st.sets, st.invalid, st.empty)
@@ -171,6 +183,8 @@ type embedLine struct {
 	rec    schema.FeatureRecord
 	err    error
 	points []float64 // the set's normalised points, kept for the per-point output (--points)
+
+	clipped int // points clamped into the spec's bounds
 }
 
 // embedJob is a batch of consecutive input lines in flight.
@@ -184,6 +198,7 @@ type embedStats struct {
 	sets    int // feature records written
 	invalid int // lines rejected (and skipped, if onInvalid let the run continue)
 	empty   int // sets without points (errNoPoints), skipped
+	clips   processor.ClipTally
 }
 
 // embedLines computes one feature record per input line with a pool of workers, writing
@@ -236,6 +251,7 @@ func embedLines(ctx context.Context, emb *embedding.Embedder, r io.Reader, sink 
 				}
 				if err == nil {
 					st.sets++
+					st.clips.Add(l.rec.Set, int(l.rec.N), l.clipped)
 					onProgress(st.sets)
 				}
 			}
@@ -317,7 +333,7 @@ func embedBatch(emb *embedding.Embedder, specID string, lines []embedLine, keepP
 	closed := make([]window.Closed[*embedding.Sketch], 0, len(lines))
 	at := make([]int, 0, len(lines))
 	for k := range lines {
-		c, u, err := embedSketch(emb, lines[k].data)
+		c, u, clipped, err := embedSketch(emb, lines[k].data)
 		lines[k].data = nil
 		if err != nil {
 			lines[k].err = err
@@ -326,6 +342,7 @@ func embedBatch(emb *embedding.Embedder, specID string, lines []embedLine, keepP
 		if keepPoints {
 			lines[k].points = u
 		}
+		lines[k].clipped = clipped
 		closed = append(closed, c)
 		at = append(at, k)
 	}
@@ -335,20 +352,20 @@ func embedBatch(emb *embedding.Embedder, specID string, lines []embedLine, keepP
 }
 
 // embedSketch decodes one JSON line and sketches its points as one closed window; it also
-// returns the normalised points.
-func embedSketch(emb *embedding.Embedder, line []byte) (window.Closed[*embedding.Sketch], []float64, error) {
+// returns the normalised points and how many were clipped.
+func embedSketch(emb *embedding.Embedder, line []byte) (window.Closed[*embedding.Sketch], []float64, int, error) {
 	d, err := processor.Decode(emb, nil, line, schema.ContentTypeJSON, 0,
 		schema.DecodeOptions{Dim: emb.Dim(), MaxPoints: maxLineBytes}, nil)
 	if err != nil {
-		return window.Closed[*embedding.Sketch]{}, nil, err
+		return window.Closed[*embedding.Sketch]{}, nil, 0, err
 	}
 	b := d.Batches[0]
 	if b.N == 0 {
-		return window.Closed[*embedding.Sketch]{}, nil, fmt.Errorf("set %q: %w; the worker emits no window for it", b.Set, errNoPoints)
+		return window.Closed[*embedding.Sketch]{}, nil, 0, fmt.Errorf("set %q: %w; the worker emits no window for it", b.Set, errNoPoints)
 	}
 	sk := emb.NewSketch()
 	sk.Add(d.Points)
-	return window.Closed[*embedding.Sketch]{Set: b.Set, Start: b.EventTime, End: b.EventTime, N: sk.Count(), Sketch: sk}, d.Points, nil
+	return window.Closed[*embedding.Sketch]{Set: b.Set, Start: b.EventTime, End: b.EventTime, N: sk.Count(), Sketch: sk}, d.Points, d.Clipped, nil
 }
 
 func openInput(path string) (io.Reader, func() error, error) {

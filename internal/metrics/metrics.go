@@ -5,6 +5,7 @@ package metrics
 
 import (
 	"runtime"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -59,8 +60,16 @@ type Metrics struct {
 	// bounded by DISTFEAT_MAX_BUFFER_BYTES with the fetch stage.
 	BufferedBytes *prometheus.GaugeVec
 	// OutputStalled is 1 per partition whose output is failing, labelled with the kind of
-	// failure (retriable, permanent); while any is 1 the worker's /readyz fails.
+	// failure (retriable, permanent, or markers: idle-close markers to the input topic);
+	// while any is 1 the worker's /readyz fails.
 	OutputStalled *prometheus.GaugeVec
+	// BufferLimit is DISTFEAT_MAX_BUFFER_BYTES, the budget BufferedBytes (with the fetch
+	// stage) stays within: near it the worker stops fetching until output is acknowledged.
+	BufferLimit prometheus.Gauge
+	// Ready is 1 while the worker is ready (/readyz 200) and 0 otherwise, evaluated at each
+	// scrape with the check SetReadiness gives (0 before).
+	Ready     prometheus.GaugeFunc
+	readiness atomic.Pointer[func() bool]
 	// SketchBytes is the memory held by open windows' sketches.
 	SketchBytes prometheus.Gauge
 	// DeadLetters counts records written to the dead-letter topic.
@@ -97,11 +106,22 @@ func New(reg prometheus.Registerer, version string) *Metrics {
 		Name: "distfeat_build_info", Help: "Always 1; labelled with the build.",
 	}, []string{"version", "goversion"})
 	m.BuildInfo.WithLabelValues(version, runtime.Version()).Set(1)
+	m.Ready = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "distfeat_ready", Help: "1 while the worker is ready (/readyz 200: a group member whose partitions' output, input and idle-close markers flow), 0 otherwise.",
+	}, func() float64 {
+		if f := m.readiness.Load(); f != nil && (*f)() {
+			return 1
+		}
+		return 0
+	})
 	if reg != nil {
 		reg.MustRegister(m.collectors()...)
 	}
 	return m
 }
+
+// SetReadiness gives distfeat_ready the worker's readiness check.
+func (m *Metrics) SetReadiness(ready func() bool) { m.readiness.Store(&ready) }
 
 // newInputMetrics creates the collectors of the input side: points, records, dead letters.
 func (m *Metrics) newInputMetrics() {
@@ -194,8 +214,11 @@ func (m *Metrics) newOutputMetrics() {
 		Name: "distfeat_buffered_bytes", Help: "Bytes of records held outside the sketches, by stage (queue: fetched not yet processed; output: pending or unacknowledged).",
 	}, []string{"stage"})
 	m.OutputStalled = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "distfeat_output_stalled", Help: "1 while a partition's output is failing, by kind (retriable, permanent); the worker is not ready meanwhile.",
+		Name: "distfeat_output_stalled", Help: "1 while a partition's output is failing, by kind (retriable, permanent, markers); the worker is not ready meanwhile.",
 	}, []string{"partition", "reason"})
+	m.BufferLimit = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "distfeat_buffer_limit_bytes", Help: "The memory budget for buffered records (DISTFEAT_MAX_BUFFER_BYTES) that buffered_bytes stays within.",
+	})
 }
 
 // newGroupMetrics creates the collectors of the consumer group as the broker reports it.
@@ -221,5 +244,5 @@ func (m *Metrics) collectors() []prometheus.Collector {
 		m.WindowsOpen, m.WindowsEmitted, m.WindowPoints, m.PointFeatures, m.PointWindowsDropped, m.FinalizeSeconds, m.TwoSamplePValue, m.TwoSampleFlagged, m.EmitLatency,
 		m.ConsumerLag, m.CommittedOffset, m.CommitDeferred, m.Rebalances, m.ProduceErrors,
 		m.SketchBytes, m.DeadLetters, m.BuildInfo, m.GroupLag, m.GroupCommittedOffset,
-		m.GroupPartitionsUnassigned, m.GroupLagErrors, m.CloseMarkers}
+		m.GroupPartitionsUnassigned, m.GroupLagErrors, m.CloseMarkers, m.BufferLimit, m.Ready}
 }

@@ -29,6 +29,9 @@ func TestDesignMetricsExposed(t *testing.T) {
 	m.GroupLag.WithLabelValues("5").Set(11)
 	m.GroupCommittedOffset.WithLabelValues("5").Set(-1)
 	m.CloseMarkers.WithLabelValues("closed").Inc()
+	m.BufferLimit.Set(1 << 27)
+	ready := true
+	m.SetReadiness(func() bool { return ready })
 
 	rec := httptest.NewRecorder()
 	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
@@ -56,6 +59,8 @@ func TestDesignMetricsExposed(t *testing.T) {
 		`distfeat_group_partitions_unassigned `,
 		`distfeat_group_lag_errors_total `,
 		`distfeat_close_markers_total{result="closed"} 1`,
+		`distfeat_buffer_limit_bytes 1.34217728e+08`,
+		`distfeat_ready 1`,
 	}
 	for _, w := range want {
 		if !strings.Contains(body, w) {
@@ -64,5 +69,29 @@ func TestDesignMetricsExposed(t *testing.T) {
 	}
 	if !strings.Contains(body, `version="v-test"`) {
 		t.Errorf("build_info does not carry the version label")
+	}
+}
+
+// TestReady: distfeat_ready follows the readiness check at every scrape, and is 0 before a
+// worker gives one.
+func TestReady(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := New(reg, "v-test")
+	scrape := func() string {
+		rec := httptest.NewRecorder()
+		promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		return rec.Body.String()
+	}
+	if !strings.Contains(scrape(), "\ndistfeat_ready 0\n") {
+		t.Error("distfeat_ready is not 0 before SetReadiness")
+	}
+	ready := true
+	m.SetReadiness(func() bool { return ready })
+	if !strings.Contains(scrape(), "\ndistfeat_ready 1\n") {
+		t.Error("distfeat_ready is not 1 while ready")
+	}
+	ready = false
+	if !strings.Contains(scrape(), "\ndistfeat_ready 0\n") {
+		t.Error("distfeat_ready is not 0 once not ready")
 	}
 }
