@@ -69,6 +69,9 @@ func main() {
 	startheap.Defer(startHeap)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first SIGINT/SIGTERM cancels ctx, which every command watches (reads included:
+	// openInput); a second one kills the process at once, whatever it is waiting for.
+	context.AfterFunc(ctx, stop)
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 

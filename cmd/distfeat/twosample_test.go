@@ -127,6 +127,24 @@ func TestCalibrateTwoSample(t *testing.T) {
 	if err != nil || !strings.Contains(string(page), "Power curve") {
 		t.Errorf("report: %v, %d bytes without the power curve", err, len(page))
 	}
+	// The summary and the report mark the bandwidth the spec gets (not only the best power's).
+	sp, err := spec.LoadSpec(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bw := fmt.Sprintf("%.4g", sp.Families[0].Bandwidth)
+	if !strings.Contains(string(page), `<tr style="font-weight:bold"><td>`+bw+`</td>`) || !strings.Contains(string(page), "Bold: the spec&#39;s bandwidth, "+bw) {
+		t.Errorf("report does not mark the spec's bandwidth %s in bold", bw)
+	}
+	marked := false
+	for _, line := range strings.Split(stdout.String(), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == bw && strings.Contains(line, "the spec's bandwidth") {
+			marked = true
+		}
+	}
+	if !marked {
+		t.Errorf("summary does not mark the spec's bandwidth %s:\n%s", bw, stdout.String())
+	}
 	for _, line := range strings.Split(stdout.String(), "\n") {
 		if strings.Contains(line, "← best") {
 			var bw, ratio, mmd2, tt, power, check float64
