@@ -121,6 +121,9 @@ func newLineReader(r io.Reader, limit int) *lineReader {
 // errLineTooLong for a line over the limit (call next again for the following lines), or
 // a read error.
 func (lr *lineReader) next() (line []byte, n int, err error) {
+	if cap(lr.buf) > 16<<20 {
+		lr.buf = nil // do not keep a huge line's buffer for the rest of the input
+	}
 	lr.buf = lr.buf[:0]
 	size := 0 // the line's bytes, its "\n" excluded
 	for {
