@@ -168,6 +168,8 @@ func parseCalibrateFlags(args []string, stderr io.Writer) (calibrateFlags, margi
 		err = usageError("give exactly one of --in FILE or --from-topic TOPIC")
 	case mf.label != "" && f.in == "":
 		err = usageError("--point-label FIELD needs --in FILE (labelled JSON lines)")
+	case f.label != "" && f.in == "":
+		err = usageError("--label FIELD needs --in FILE (labelled JSON lines; a points topic's records carry no labels)")
 	case f.report != "" && f.report == f.out:
 		err = usageError("--report and --out name the same file")
 	}

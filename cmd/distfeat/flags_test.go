@@ -110,6 +110,7 @@ func TestFlagsCalibrate(t *testing.T) {
 		{cal("--dim", "-1"), 2, "--dim -1: want 0 (inferred) or more"},
 		{cal("--topic-timeout", "0s"), 2, "--topic-timeout 0s: want a positive duration"},
 		{cal("--topic-timeout", "soon"), 2, `invalid value "soon" for flag -topic-timeout`},
+		{[]string{"calibrate", "--from-topic", "points", "--label", "digit", "--out", out}, 2, "--label FIELD needs --in FILE"},
 		{cal("--two-sample", "--window", "0"), 2, "--window 0: want 2 or more"},
 		{cal("--two-sample", "--alpha", "0"), 2, "--alpha 0: want a level between 0 and 1"},
 		{cal("--two-sample", "--alpha", "1.5"), 2, "--alpha 1.5: want"},
