@@ -369,6 +369,22 @@ func TestCalibrateRefusals(t *testing.T) {
 	}
 }
 
+// TestCalibrateTinySets: with sets of a few points the within-set distances are drawn with
+// repetition, and the summary says from how many distinct pairs (it used to report "65536
+// pairs" for 4 points without a word).
+func TestCalibrateTinySets(t *testing.T) {
+	in := `{"set":"a","points":[[0.1,0.2],[0.3,0.4],[0.5,0.1],[0.9,0.7]]}` + "\n" +
+		`{"set":"b","points":[[0.2,0.2],[0.3,0.6],[0.5,0.3],[0.8,0.7]]}` + "\n"
+	code, stdout, stderr := runCLI(t, in, "calibrate", "--out", filepath.Join(t.TempDir(), "spec.json"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// 2 sets of 4 points: 2·(4·3/2) = 12 distinct pairs.
+	if want := "drawn with repetition from the sets' 12 distinct pairs"; !strings.Contains(stdout, want) {
+		t.Errorf("summary lacks %q:\n%s", want, stdout)
+	}
+}
+
 // TestCalibrateKeepsFamilies: --spec base --families names tunes those families and keeps
 // the base spec's others unchanged, in its order (they used to be dropped), and says so.
 func TestCalibrateKeepsFamilies(t *testing.T) {
