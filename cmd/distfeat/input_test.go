@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -155,5 +156,36 @@ func TestInputCancel(t *testing.T) {
 	defer w.Close()
 	if code, stderr := embed(); code != 1 || !strings.Contains(stderr, "context canceled") {
 		t.Errorf("silent writer: exit %d, stderr %q; want 1 and the cancellation", code, stderr)
+	}
+}
+
+// TestSIGTERMStopsEmbed: the binary, reading a FIFO whose writer sends nothing, stops on one
+// SIGTERM with exit code 1 and the cancellation named (it used to ignore SIGTERM).
+func TestSIGTERMStopsEmbed(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "in.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(binPath, "embed", "--in", fifo)
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Opening the write side returns once embed has opened the FIFO to read it: it is past
+	// its signal set-up and waits for data.
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		cmd.Process.Kill()
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(stderr.String(), "context canceled") {
+		t.Errorf("after SIGTERM: %v, stderr %q; want exit code 1 and the cancellation", err, stderr.String())
 	}
 }
