@@ -42,6 +42,17 @@ func withinDistances(s *sample, seed uint64) []float64 {
 	return out
 }
 
+// distinctWithinPairs is the number of distinct pairs of points inside the sampled sets
+// (withinDistances draws with repetition; small sets have fewer pairs than it draws).
+func (s *sample) distinctWithinPairs() int {
+	total := 0
+	for _, u := range s.full {
+		n := len(u) / s.dim
+		total += n * (n - 1) / 2
+	}
+	return total
+}
+
 // medianHeuristic is the median within-set distance, guarded against a zero median (many
 // repeated or clipped points): then the median of the positive distances; with none, 0.
 func medianHeuristic(dist []float64) (h float64, rule string) {

@@ -121,6 +121,9 @@ type Result struct {
 	// and Labels their classes with counts.
 	Labelled int
 	Labels   string
+	// TargetR2 is the R² the choices aimed for (Options.TargetR2); Warnings compares the
+	// self-check's ceilings with it.
+	TargetR2 float64
 	// Marginal is the marginal-transfer search of --point-label (nil without it); the report shows it.
 	Marginal *MarginalResult
 }
@@ -193,7 +196,7 @@ func Calibrate(ctx context.Context, sets []Set, dim int, base *spec.Spec, opts O
 	if len(sets) == 0 {
 		return nil, ErrNoData
 	}
-	res := &Result{Sets: len(sets)}
+	res := &Result{Sets: len(sets), TargetR2: opts.TargetR2}
 	smp, err := newSample(sets, dim, tmpl.Seed, opts)
 	if err != nil {
 		return nil, err
@@ -302,6 +305,19 @@ func (c *calibration) replaceNote(i int, field, value, rule string) {
 		}
 	}
 	c.note(i, field, value, rule)
+}
+
+// amendNote replaces the value of family i's note on field by a later rule's (labels),
+// keeping the earlier rule after it, so the summary lists each field once.
+func (c *calibration) amendNote(i int, field, value, rule string) {
+	name := fmt.Sprintf("families[%d].%s (%s)", i, field, c.spec.Families[i].Name)
+	for _, n := range c.res.Notes {
+		if n.Field == name {
+			rule = fmt.Sprintf("%s; the unlabelled rule gave %s: %s", rule, n.Value, n.Rule)
+			break
+		}
+	}
+	c.replaceNote(i, field, value, rule)
 }
 
 // nonEmpty drops sets without points (a window needs at least one).

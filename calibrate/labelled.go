@@ -246,8 +246,8 @@ func (c *calibration) hddLabelled(i int, hs []float64, capG int) error {
 		}
 	}
 	c.chooseTrial(f.Name, chosenSetting)
-	c.note(i, "kde_bandwidth", strconv.FormatFloat(f.KDEBandwidth, 'g', -1, 64), fmt.Sprintf("largest %d-fold cross-validated accuracy of ridge on the features of %d labelled sets among the unlabelled candidates and two coarser ones (%.3f)", cvFolds, len(c.lab.raw), bestAcc))
-	c.note(i, "features", strconv.Itoa(f.Features), fmt.Sprintf("the larger of the R² rule's D and the smallest of %v within %g of the best cross-validated accuracy", labelFeatureCounts, accTolerance))
+	c.amendNote(i, "kde_bandwidth", strconv.FormatFloat(f.KDEBandwidth, 'g', -1, 64), fmt.Sprintf("largest %d-fold cross-validated accuracy of ridge on the features of %d labelled sets among the unlabelled candidates and two coarser ones (%.3f)", cvFolds, len(c.lab.raw), bestAcc))
+	c.amendNote(i, "features", strconv.Itoa(f.Features), fmt.Sprintf("the larger of the R² rule's D and the smallest of %v within %g of the best cross-validated accuracy", labelFeatureCounts, accTolerance))
 	return nil
 }
 

@@ -29,6 +29,9 @@ func (c *calibration) mmd(i int) (FamilyResult, familyTruth, error) {
 	f := &c.spec.Families[i]
 	S := len(c.smp.sub)
 	h0, why := medianHeuristic(c.res.WithinDist)
+	if d := c.smp.distinctWithinPairs(); d < len(c.res.WithinDist) {
+		why += fmt.Sprintf("; the %d pairs are drawn with repetition from the sets' %d distinct pairs", len(c.res.WithinDist), d)
+	}
 	if !(h0 > 0) {
 		h0 = f.Bandwidth
 		why += fmt.Sprintf("; starting from the base bandwidth %g instead", h0)

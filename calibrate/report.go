@@ -275,6 +275,9 @@ td.mt-cell.rowbest .best{color:#8a5a00}span.se{color:#666;font-size:85%;margin-l
 </style></head><body>
 <h1>distfeat calibrate</h1>
 <p>{{.Sets}} sets read, {{.Sampled}} sampled ({{.Points}} points); dim {{.Spec.Dim}}; spec_id <code>{{.SpecID}}</code>.</p>
+{{with .Warnings}}<h2>Warnings</h2>
+<ul class="warnings">{{range .}}<li>{{.}}</li>
+{{end}}</ul>{{end}}
 <h2>Self-check</h2>
 <p>Approximate Gram matrix (inner products of the proposed features) against the kernel between the true distributions, estimated from the sample (a finer reference, its noise measured by splitting each set in halves), over every pair of sampled sets.</p>
 <table><tr><th>family</th><th>R²</th><th>max |error|</th><th>pairs</th><th>exact kernel</th></tr>

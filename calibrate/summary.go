@@ -40,11 +40,36 @@ func (r *Result) WriteSummary(w io.Writer) error {
 		if !math.IsNaN(c.Ceiling) {
 			ew.printf("  %-16s (R² %.4f against the exact kernel of the spec's own smoothed estimate: the random-feature error alone; %.4f the estimated ceiling any D approaches)\n", "", c.R2Smoothed, c.Ceiling)
 		}
-		if c.R2 < 0.95 {
-			ew.printf("  %-16s warning: R² below 0.95 — when near the ceiling the data limit it (more points per set); else more features (--r2)\n", "")
+	}
+	if ws := r.Warnings(); len(ws) > 0 {
+		ew.printf("\nwarnings:\n")
+		for _, w := range ws {
+			ew.printf("  %s\n", w)
 		}
 	}
 	return ew.err
+}
+
+// lowR2 is the self-check R² below which a family gets a warning.
+const lowR2 = 0.95
+
+// Warnings are what the summary and the report warn about, one line each: a family whose
+// self-check R² is below 0.95, and one whose estimated ceiling (the R² any D approaches)
+// is below the target R² — the data, not the spec, limit it.
+func (r *Result) Warnings() []string {
+	var out []string
+	for _, c := range r.Checks {
+		if c.Exact || c.Pairs < 3 {
+			continue
+		}
+		if !math.IsNaN(c.Ceiling) && c.Ceiling < r.TargetR2 {
+			out = append(out, fmt.Sprintf("%s: data-limited: the estimated ceiling R² %.4f that any D approaches is below the target %g; more points per set would raise it", c.Family, c.Ceiling, r.TargetR2))
+		}
+		if c.R2 < lowR2 {
+			out = append(out, fmt.Sprintf("%s: R² %.4f below %g — when near the ceiling the data limit it (more points per set); else more features (--r2)", c.Family, c.R2, lowR2))
+		}
+	}
+	return out
 }
 
 // errWriter keeps the first write error.

@@ -6,6 +6,7 @@ import (
 	"html"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/distfeat/distfeat/internal/numeric"
 	"github.com/distfeat/distfeat/twosample"
@@ -238,12 +239,35 @@ func (r *TwoSampleResult) WriteSummary(w io.Writer) error {
 	fmt.Fprintf(w, "  %10s %8s %12s %8s %8s %8s\n", "bandwidth", "×median", "MMD²", "t", "power", "check")
 	for i, bp := range r.Curve {
 		mark := ""
-		if i == r.Best {
-			mark = "  ← best"
+		if m := r.curveMark(i); m != "" {
+			mark = "  ← " + m
 		}
 		fmt.Fprintf(w, "  %10.4g %8.4g %12.4g %8.3g %8.3f %8.3f%s\n", bp.Bandwidth, bp.Ratio, bp.MMD2, bp.T, bp.Power, bp.TestPower, mark)
 	}
-	return nil
+	_, err := fmt.Fprintf(w, "  the spec's bandwidth %.4g starts its collection of %d bands (%.4g … %.4g), which reaches the best power's %.4g\n",
+		r.Bandwidth, r.Bands, r.Bandwidth, math.Ldexp(r.Bandwidth, 1-r.Bands), r.Curve[r.Best].Bandwidth)
+	return err
+}
+
+// curveMark says what curve point i is to the proposal: the bandwidth of best power, the
+// spec's bandwidth (the first of its dyadic collection σ·2⁻ᵏ, k < bands), another band
+// of the collection, or nothing.
+func (r *TwoSampleResult) curveMark(i int) string {
+	var marks []string
+	if i == r.Best {
+		marks = append(marks, "best power")
+	}
+	bw := r.Curve[i].Bandwidth
+	for k := 0; k < r.Bands; k++ {
+		if math.Abs(bw-math.Ldexp(r.Bandwidth, -k)) <= 1e-9*bw {
+			if k == 0 {
+				marks = append(marks, "the spec's bandwidth")
+			} else {
+				marks = append(marks, fmt.Sprintf("band %d of the spec's collection", k))
+			}
+		}
+	}
+	return strings.Join(marks, "; ")
 }
 
 // WriteReport writes a self-contained HTML page with the proposal and the power curve.
@@ -255,7 +279,7 @@ func (r *TwoSampleResult) WriteReport(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(w, "<p>Power curve over bandwidths for windows of %d points at α = %g (t-statistic criterion, thesis §6.3.7–6.3.8), estimated on one half of the data and checked on the other.</p>\n", r.Window, r.Alpha)
-	fmt.Fprintf(w, "<table border=1 cellpadding=4><tr><th>bandwidth</th><th>×median</th><th>MMD²</th><th>t</th><th>power</th><th>check</th><th></th></tr>\n")
+	fmt.Fprintf(w, "<table border=1 cellpadding=4><tr><th>bandwidth</th><th>×median</th><th>MMD²</th><th>t</th><th>power</th><th>check</th><th></th><th>in the spec</th></tr>\n")
 	maxP := 0.0
 	for _, bp := range r.Curve {
 		maxP = max(maxP, bp.Power)
@@ -265,13 +289,15 @@ func (r *TwoSampleResult) WriteReport(w io.Writer) error {
 		if maxP > 0 {
 			bar = fmt.Sprintf("<div style=\"background:#47a;height:10px;width:%dpx\"></div>", int(200*bp.Power))
 		}
-		best := ""
-		if i == r.Best {
-			best = " style=\"font-weight:bold\""
+		style := ""
+		if bp.Bandwidth == r.Bandwidth {
+			style = " style=\"font-weight:bold\""
 		}
-		fmt.Fprintf(w, "<tr%s><td>%.4g</td><td>%.4g</td><td>%.4g</td><td>%.3g</td><td>%.3f</td><td>%.3f</td><td>%s</td></tr>\n",
-			best, bp.Bandwidth, bp.Ratio, bp.MMD2, bp.T, bp.Power, bp.TestPower, bar)
+		fmt.Fprintf(w, "<tr%s><td>%.4g</td><td>%.4g</td><td>%.4g</td><td>%.3g</td><td>%.3f</td><td>%.3f</td><td>%s</td><td>%s</td></tr>\n",
+			style, bp.Bandwidth, bp.Ratio, bp.MMD2, bp.T, bp.Power, bp.TestPower, bar, html.EscapeString(r.curveMark(i)))
 	}
-	_, err := fmt.Fprintf(w, "</table>\n<p>%s</p>\n", html.EscapeString("Bold: the chosen bandwidth; the family's dyadic collection starts at the larger of it and the median heuristic."))
+	_, err := fmt.Fprintf(w, "</table>\n<p>%s</p>\n", html.EscapeString(fmt.Sprintf(
+		"Bold: the spec's bandwidth, %.4g, the larger of the best power's bandwidth (%.4g) and the median heuristic (%.4g); the family's dyadic collection of %d bands starts there and reaches the best power's bandwidth.",
+		r.Bandwidth, r.Curve[r.Best].Bandwidth, r.Median, r.Bands)))
 	return err
 }

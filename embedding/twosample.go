@@ -168,7 +168,8 @@ func referenceNormalizer(sp *spec.Spec) func(x, u []float64) error {
 }
 
 // referenceLine is one line of a reference file: a set in the format embed reads (only its
-// points matter).
+// points matter). Like every set file's, its lines may carry other fields (labels, ids),
+// which are ignored: calibrate --two-sample proposes any set file it reads as a reference.
 type referenceLine struct {
 	Set    *string         `json:"set"`
 	Points [][]float64     `json:"points"`
@@ -195,7 +196,6 @@ func readReference(path string, dim int, norm func(x, u []float64) error, each f
 		}
 		if t := bytes.TrimSpace(text); len(t) > 0 {
 			dec := json.NewDecoder(bytes.NewReader(t))
-			dec.DisallowUnknownFields()
 			var rec referenceLine
 			if err := dec.Decode(&rec); err != nil {
 				return "", fmt.Errorf("%s line %d: %v", path, line, err)

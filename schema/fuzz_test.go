@@ -81,6 +81,7 @@ func checkAllocs(t *testing.T, allocated uint64, n, factor int) {
 // bounded.
 func FuzzDecodeJSON(f *testing.F) {
 	f.Add([]byte("a"), []byte(`{"set":"a","points":[[0.1,0.2]],"t":1,"end":true}`))
+	f.Add([]byte("a"), []byte(`{"label":[1,{"x":"}"}],"set":"a","points":[[0.1,0.2]],"id":null}`))
 	f.Fuzz(func(t *testing.T, key, value []byte) {
 		var (
 			bs  []Batch
@@ -89,6 +90,19 @@ func FuzzDecodeJSON(f *testing.F) {
 		allocs := bytesAllocated(func() { bs, err = DecodeRecord(key, value, "", fuzzRecordTime, fuzzOpt) })
 		checkDecoded(t, key, bs, err, fuzzOpt)
 		checkAllocs(t, allocs, len(value)+len(key), jsonAllocFactor)
+		// Set files' decoding (OtherField): typed errors too, valid JSON only, and the
+		// strict decoding's result whenever that one accepts (no other field then).
+		var others []string
+		setOpt := fuzzOpt
+		setOpt.OtherField = func(name string) { others = append(others, name) }
+		lbs, lerr := DecodeRecord(key, value, "", fuzzRecordTime, setOpt)
+		checkDecoded(t, key, lbs, lerr, setOpt)
+		if lerr == nil && !json.Valid(value) {
+			t.Fatalf("set-file decoding accepted invalid JSON %q", value)
+		}
+		if err == nil && (lerr != nil || len(others) > 0 || !batchesEqual(lbs, bs)) {
+			t.Fatalf("set-file decoding of a valid record: %v, other fields %q, %+v; want %+v", lerr, others, lbs, bs)
+		}
 		if err != nil {
 			return
 		}

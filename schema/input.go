@@ -54,6 +54,12 @@ type DecodeOptions struct {
 	// MaxSetBytes caps the length of a set ID in bytes; 0 means 256. Longer IDs are
 	// rejected as too_large.
 	MaxSetBytes int
+	// OtherField, when set, makes a JSON record's top-level fields other than set, points,
+	// t and end acceptable: each such field's value must still be valid JSON, is skipped,
+	// and its name is passed to OtherField. Nil (the worker, the topic's records): such a
+	// field is a decode error. Set files (embed --in, produce --in, calibrate --in) carry
+	// labels and ids this way. Arrow records ignore it.
+	OtherField func(name string)
 }
 
 func (o DecodeOptions) resolve() (DecodeOptions, error) {

@@ -3,6 +3,7 @@ package schema
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -89,7 +90,10 @@ func (d *jsonDecoder) field(f *jsonFields, o DecodeOptions) error {
 	case "end":
 		bit = fieldEnd
 	default:
-		return invalid(ReasonDecode, fmt.Sprintf("unknown field %s (want set, points, t, end)", quoteTrunc(string(name))))
+		if o.OtherField == nil {
+			return invalid(ReasonDecode, fmt.Sprintf("unknown field %s (want set, points, t, end)", quoteTrunc(string(name))))
+		}
+		return d.skipOther(string(name), o.OtherField)
 	}
 	if f.seen&bit != 0 {
 		return invalid(ReasonDecode, fmt.Sprintf("duplicate field %q", name))
@@ -104,6 +108,24 @@ func (d *jsonDecoder) field(f *jsonFields, o DecodeOptions) error {
 		return nil // null means absent
 	}
 	return d.fieldValue(bit, f, o)
+}
+
+// skipOther skips the value of the field name, which is not one of the record's (see
+// DecodeOptions.OtherField), after checking that it is valid JSON, and reports name.
+func (d *jsonDecoder) skipOther(name string, report func(string)) error {
+	d.ws()
+	if !d.eat(':') {
+		return d.syntax("expected ':'")
+	}
+	d.ws()
+	dec := json.NewDecoder(bytes.NewReader(d.b[d.i:]))
+	var v json.RawMessage
+	if err := dec.Decode(&v); err != nil {
+		return d.syntaxf("field %s: %v", quoteTrunc(name), err)
+	}
+	d.i += int(dec.InputOffset())
+	report(name)
+	return nil
 }
 
 // fieldValue decodes the (non-null) value of the field bit into f.

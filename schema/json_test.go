@@ -340,3 +340,48 @@ func TestDecodeRecordTimeFallback(t *testing.T) {
 		})
 	}
 }
+
+// TestDecodeJSONOtherFields: with DecodeOptions.OtherField (set files), top-level fields
+// other than set, points, t and end are skipped and named, whatever valid JSON they hold;
+// their values must still be valid JSON, and without the option they stay decode errors.
+func TestDecodeJSONOtherFields(t *testing.T) {
+	tests := []struct {
+		name, value string
+		want        []string // the fields reported; nil with wantErr
+		wantErr     string
+	}{
+		{"labels and ids", `{"digit":7,"set":"k","id":"x-1","points":[[1,2]],"meta":{"a":[1,{"b":null}]},"end":true}`, []string{"digit", "id", "meta"}, ""},
+		{"string with brace", `{"note":"}{,\"","points":[[1,2]]}`, []string{"note"}, ""},
+		{"last field", `{"points":[[1,2]],"w":-1.5e3}`, []string{"w"}, ""},
+		{"repeated", `{"x":1,"x":true,"points":[[1,2]]}`, []string{"x", "x"}, ""},
+		{"invalid value", `{"x":[1,,2],"points":[[1,2]]}`, nil, `field "x"`},
+		{"unquoted value", `{"x":abc,"points":[[1,2]]}`, nil, `field "x"`},
+		{"truncated", `{"x":[1,2`, nil, `field "x"`},
+		{"known field still strict", `{"x":1,"points":[[1]]}`, nil, "dim"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			opt := DecodeOptions{Dim: 2, OtherField: func(n string) { got = append(got, n) }}
+			bs, err := DecodeRecord([]byte("k"), []byte(tc.value), ContentTypeJSON, 0, opt)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(bs) != 1 || bs[0].N != 1 || bs[0].Points[0] != 1 || bs[0].Points[1] != 2 {
+				t.Errorf("batches %+v, want one point (1, 2)", bs)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("reported %q, want %q", got, tc.want)
+			}
+			if _, err := DecodeRecord([]byte("k"), []byte(tc.value), ContentTypeJSON, 0, DecodeOptions{Dim: 2}); err == nil || !strings.Contains(err.Error(), "unknown field") {
+				t.Errorf("without OtherField: %v, want an unknown field error", err)
+			}
+		})
+	}
+}

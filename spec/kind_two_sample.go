@@ -38,6 +38,6 @@ var twoSampleKind = kindDef{
 	},
 	extraColumns: nil,
 	rules: []string{
-		"two_sample: 2·dim + 2·bands·frequencies ≤ 1024; the reference file must exist and not be empty",
+		"two_sample: 2·dim + 2·bands·frequencies ≤ 1024; the reference must be an existing, non-empty regular file (not a device, FIFO or directory)",
 	},
 }

@@ -466,6 +466,23 @@ func (s *Spec) Clone() *Spec {
 	return &c
 }
 
+// fileKind names the type of a file that is not a regular one.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return "mode " + m.String()
+}
+
 // ResolveReferences resolves every two_sample family's reference file (relative paths
 // against dir, "" for the working directory) and takes the SHA-256 of its content, which
 // the spec_id covers. A missing, unreadable or empty file is a *SpecError naming the
@@ -481,9 +498,18 @@ func (s *Spec) ResolveReferences(dir string) error {
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(dir, path)
 		}
+		// A device or FIFO would never end (/dev/urandom) or block the open until a writer
+		// comes; its content could not be pinned by a digest either.
+		if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+			return familyErr(i, "reference", "%s is not a regular file (%s): the reference must be a file whose content stays as it is", path, fileKind(st.Mode()))
+		}
 		file, err := os.Open(path)
 		if err != nil {
 			return familyErr(i, "reference", "%v", err)
+		}
+		if st, err := file.Stat(); err == nil && !st.Mode().IsRegular() { // replaced since the check above
+			file.Close()
+			return familyErr(i, "reference", "%s is not a regular file (%s): the reference must be a file whose content stays as it is", path, fileKind(st.Mode()))
 		}
 		h := sha256.New()
 		n, err := io.Copy(h, file)

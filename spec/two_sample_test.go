@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -50,5 +51,27 @@ func TestTwoSampleReferenceInSpecID(t *testing.T) {
 	_, err := ParseSpec([]byte(`{"dim": 2, "families": [{"name": "drift", "kind": "two_sample", "reference": "` + filepath.Join(dir, "nope.jsonl") + `"}]}`))
 	if err == nil || !strings.Contains(err.Error(), "families[0].reference") || !strings.Contains(err.Error(), "nope.jsonl") {
 		t.Errorf("missing reference: error %v, want one naming families[0].reference and the file", err)
+	}
+}
+
+// TestTwoSampleReferenceNotRegular: a reference that is not a regular file (a device that
+// never ends, a FIFO that blocks the open until a writer comes, a directory) is refused at
+// once with an error naming the field, the file and what it is; it used to hang.
+func TestTwoSampleReferenceNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, kind string }{
+		{"/dev/urandom", "a character device"},
+		{"/dev/null", "a character device"},
+		{fifo, "a FIFO"},
+		{dir, "a directory"},
+	} {
+		_, err := ParseSpec([]byte(`{"dim": 2, "families": [{"name": "drift", "kind": "two_sample", "reference": "` + tc.path + `"}]}`))
+		if err == nil || !strings.Contains(err.Error(), "families[0].reference") || !strings.Contains(err.Error(), tc.path) || !strings.Contains(err.Error(), "not a regular file ("+tc.kind+")") {
+			t.Errorf("%s: error %v, want one naming families[0].reference, the file and %s", tc.path, err, tc.kind)
+		}
 	}
 }

@@ -1,13 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,7 +37,7 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	if f.twoSample.on {
-		return runCalibrateTwoSample(ctx, f, stdout)
+		return runCalibrateTwoSample(ctx, f, stdout, stderr)
 	}
 	specOut, reportOut, err := openCalibrationOutputs(ctx, f)
 	if err != nil {
@@ -58,14 +58,27 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if f.families != "" {
 		f.opts.Families = strings.Split(f.families, ",")
 	}
+	var order []string // the base spec's families, in order, when --families tunes some of them
+	if base != nil && f.families != "" {
+		for _, fam := range base.Families {
+			order = append(order, fam.Name)
+		}
+	}
 	prog := newProgress(stderr, "calibrate")
 	defer prog.done()
 	sets, labelled, err := readCalibrationInput(ctx, &f, mf, cc, stderr, prog)
 	if err != nil {
 		return err
 	}
+	if err := checkSample(sets, f.dim); err != nil {
+		return err
+	}
 	f.opts.Progress = func(stage string, done, total int) { prog.update("%s %d/%d", stage, done, total) }
 	res, err := calibrate.Calibrate(ctx, sets, f.dim, base, f.opts)
+	if err != nil {
+		return err
+	}
+	kept, err := keepUntouchedFamilies(res, base, order)
 	if err != nil {
 		return err
 	}
@@ -78,11 +91,44 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	prog.done()
-	if err := writeCalibration(res, f, specOut, reportOut, stdout); err != nil || grid == "" || f.out == "-" {
+	if err := writeCalibration(res, f, specOut, reportOut, stdout); err != nil || kept+grid == "" || f.out == "-" {
 		return err // with --out -, stdout stays a valid spec
 	}
-	_, err = io.WriteString(stdout, grid)
+	_, err = io.WriteString(stdout, kept+grid)
 	return err
+}
+
+// keepUntouchedFamilies puts the base spec's families that --families did not name back
+// into the proposed spec, unchanged and in the base spec's order (order: its family names;
+// nil when every family was tuned), and returns a note naming them.
+func keepUntouchedFamilies(res *calibrate.Result, base *spec.Spec, order []string) (string, error) {
+	if len(order) == 0 {
+		return "", nil
+	}
+	byName := map[string]spec.Family{}
+	for _, fam := range res.Spec.Families {
+		byName[fam.Name] = fam
+	}
+	var untouched []string
+	for _, fam := range base.Families {
+		if _, tuned := byName[fam.Name]; !tuned && slices.Contains(order, fam.Name) {
+			byName[fam.Name] = fam
+			untouched = append(untouched, fam.Name)
+		}
+	}
+	if len(untouched) == 0 {
+		return "", nil
+	}
+	fams := make([]spec.Family, 0, len(order))
+	for _, name := range order {
+		fams = append(fams, byName[name])
+	}
+	res.Spec.Families = fams
+	if err := res.Spec.Validate(); err != nil {
+		return "", fmt.Errorf("calibrate: the base spec's families not in --families do not fit the proposed spec (calibrate them too): %w", err)
+	}
+	return fmt.Sprintf("\nfamilies kept from the base spec unchanged (not in --families): %s; their bandwidths are in units of the bounds, which the proposal sets anew: calibrate them too unless the bounds did not move\n",
+		strings.Join(untouched, ", ")), nil
 }
 
 // parseCalibrateFlags defines and parses calibrate's flags and checks their combinations.
@@ -109,6 +155,9 @@ func parseCalibrateFlags(args []string, stderr io.Writer) (calibrateFlags, margi
 	fs.StringVar(&mf.name, "point-family", "mt", "with --point-label: the `name` of the marginal_transfer family")
 	f.twoSample.register(fs)
 	cc, err := parseClientFlags(fs, args)
+	if err == nil {
+		err = f.check()
+	}
 	if err != nil || f.twoSample.on {
 		return f, mf, cc, err
 	}
@@ -119,20 +168,56 @@ func parseCalibrateFlags(args []string, stderr io.Writer) (calibrateFlags, margi
 		err = usageError("give exactly one of --in FILE or --from-topic TOPIC")
 	case mf.label != "" && f.in == "":
 		err = usageError("--point-label FIELD needs --in FILE (labelled JSON lines)")
+	case f.label != "" && f.in == "":
+		err = usageError("--label FIELD needs --in FILE (labelled JSON lines; a points topic's records carry no labels)")
 	case f.report != "" && f.report == f.out:
 		err = usageError("--report and --out name the same file")
 	}
 	return f, mf, cc, err
 }
 
+// check refuses numeric flags outside the range they mean something in, naming the flag
+// (the calibrate package would take a zero or negative value for its default).
+func (f calibrateFlags) check() error {
+	bad := func(flag string, v any, want string) error {
+		return usageError(fmt.Sprintf("%s %v: want %s", flag, v, want))
+	}
+	switch o := f.opts; {
+	case !(o.TargetR2 > 0 && o.TargetR2 < 1):
+		return bad("--r2", o.TargetR2, "a target R² between 0 and 1 (exclusive; e.g. 0.99)")
+	case !(o.Error > 0 && o.Error < 1):
+		return bad("--error", o.Error, "an RMS kernel error between 0 and 1 (exclusive; e.g. 0.03)")
+	case o.MaxPoints < 2:
+		return bad("--sample-points", o.MaxPoints, "2 or more points per set")
+	case o.MaxSets < 2:
+		return bad("--sample-sets", o.MaxSets, "2 or more sets")
+	case f.maxSets < 1:
+		return bad("--max-sets", f.maxSets, "1 or more sets")
+	case f.dim < 0:
+		return bad("--dim", f.dim, "0 (inferred) or more")
+	case f.topicTimeout <= 0:
+		return bad("--topic-timeout", f.topicTimeout, "a positive duration")
+	case f.twoSample.window < 2:
+		return bad("--window", f.twoSample.window, "2 or more points")
+	case !(f.twoSample.alpha > 0 && f.twoSample.alpha < 1):
+		return bad("--alpha", f.twoSample.alpha, "a level between 0 and 1 (exclusive)")
+	}
+	return nil
+}
+
 // readCalibrationInput reads the sample from --in (with per-point labels for
 // --point-label) or from --from-topic, and sets f.dim when it was 0.
 func readCalibrationInput(ctx context.Context, f *calibrateFlags, mf marginalFlags, cc clusterConn, stderr io.Writer, prog *progress) (sets []calibrate.Set, labelled []calibrate.LabelledSet, err error) {
+	other := otherFields{read: []string{f.label, mf.label}}
+	defer other.report(stderr, "calibrate")
 	switch {
 	case mf.label != "":
-		sets, labelled, f.dim, err = readLabelledLines(f.in, f.dim, f.maxSets, mf.label)
+		sets, labelled, f.dim, err = readLabelledLines(ctx, f.in, f.dim, f.maxSets, mf.label, &other)
 	case f.in != "":
-		sets, f.dim, err = readCalibrationLines(f.in, f.dim, f.maxSets, f.label)
+		var lc labelCounts
+		if sets, f.dim, lc, err = readCalibrationLines(ctx, f.in, f.dim, f.maxSets, f.label, &other); err == nil {
+			err = lc.check(len(sets), stderr)
+		}
 	default:
 		cc.brokers = strings.Split(f.brokers, ",")
 		tctx, cancel := context.WithTimeout(ctx, f.topicTimeout)
@@ -200,66 +285,125 @@ func writeCalibration(res *calibrate.Result, f calibrateFlags, specOut, reportOu
 	return res.WriteSummary(w)
 }
 
-// readCalibrationLines reads up to maxSets JSON lines (one set per line, embed's format).
-// dim 0 takes the dimension of the first point.
-func readCalibrationLines(path string, dim, maxSets int, label string) ([]calibrate.Set, int, error) {
-	r, closeIn, err := openInput(path)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer closeIn()
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), maxLineBytes)
-	var sets []calibrate.Set
-	for line := 1; sc.Scan() && len(sets) < maxSets; line++ {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+// checkSample refuses a sample calibrate cannot calibrate on: fewer than two sets with
+// points (the kernels are between sets), or sets that are each one point repeated (no
+// within-set spread: every bandwidth rule would divide by zero).
+func checkSample(sets []calibrate.Set, dim int) error {
+	withPoints, spread := 0, 0
+	for _, s := range sets {
+		if len(s.Points) < dim {
 			continue
 		}
-		value, class := sc.Bytes(), ""
+		withPoints++
+		first := s.Points[:dim]
+		for i := dim; i+dim <= len(s.Points); i += dim {
+			if !slices.Equal(s.Points[i:i+dim], first) {
+				spread++
+				break
+			}
+		}
+	}
+	switch {
+	case withPoints < 2:
+		return fmt.Errorf("%d set(s) with points: calibrate needs two or more (its kernels and bandwidths are between sets)", withPoints)
+	case spread == 0:
+		return fmt.Errorf("each of the %d sets is one point repeated: no set has two distinct points, so there is no spread to calibrate bandwidths on", withPoints)
+	}
+	return nil
+}
+
+// labelCounts describes the --label field over the input lines read.
+type labelCounts struct {
+	field    string
+	missing  int            // lines without the field, or with null
+	classes  map[string]int // sets per class
+	labelled int
+}
+
+// check refuses a --label that cross-validation cannot use (no labels, one class) and says
+// on w how many sets are left out of it for want of a label.
+func (c labelCounts) check(sets int, w io.Writer) error {
+	switch {
+	case c.field == "":
+		return nil
+	case c.labelled == 0:
+		return fmt.Errorf("--label %q: none of the %d sets has this field (or only null): give the field that holds each set's class, or no --label", c.field, sets)
+	case len(c.classes) == 1:
+		for class := range c.classes {
+			return fmt.Errorf("--label %q: all %d labelled sets are of the one class %q: cross-validated accuracy needs two classes or more (or no --label)", c.field, c.labelled, class)
+		}
+	}
+	if c.missing > 0 {
+		fmt.Fprintf(w, "calibrate: --label %q: %d of %d sets have no label (field absent or null): they count for the unlabelled rules, not for the cross-validated accuracy\n", c.field, c.missing, sets)
+	}
+	return nil
+}
+
+// readCalibrationLines reads up to maxSets JSON lines (one set per line, embed's format;
+// fields other than the record's are skipped). dim 0 takes the dimension of the first
+// point. With label, each set's class is that field's value (labelValue).
+func readCalibrationLines(ctx context.Context, path string, dim, maxSets int, label string, other *otherFields) ([]calibrate.Set, int, labelCounts, error) {
+	lc := labelCounts{field: label, classes: map[string]int{}}
+	r, closeIn, err := openInput(ctx, path)
+	if err != nil {
+		return nil, 0, lc, err
+	}
+	defer closeIn()
+	lr := newLineReader(r, maxLineBytes)
+	var sets []calibrate.Set
+	for len(sets) < maxSets {
+		value, line, err := lr.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, 0, lc, fmt.Errorf("line %d: %w", line, err)
+		}
+		if len(bytes.TrimSpace(value)) == 0 {
+			continue
+		}
+		class := ""
 		if label != "" {
-			if value, class, err = splitLabel(value, label); err != nil {
-				return nil, 0, fmt.Errorf("line %d: %w", line, err)
+			var ok bool
+			if class, ok, err = labelOf(value, label); err != nil {
+				return nil, 0, lc, fmt.Errorf("line %d: --label %q: %w", line, label, err)
+			}
+			if ok {
+				lc.labelled++
+				lc.classes[class]++
+			} else {
+				lc.missing++
 			}
 		}
 		if dim == 0 {
 			if dim, err = firstPointDim(value); err != nil {
-				return nil, 0, fmt.Errorf("line %d: %w", line, err)
+				return nil, 0, lc, fmt.Errorf("line %d: %w", line, err)
 			}
 		}
-		bs, err := schema.DecodeRecord(nil, value, schema.ContentTypeJSON, 0, schema.DecodeOptions{Dim: dim, MaxPoints: maxLineBytes})
+		bs, err := schema.DecodeRecord(nil, value, schema.ContentTypeJSON, 0, setFileOptions(dim, other))
 		if err != nil {
-			return nil, 0, fmt.Errorf("line %d: %w", line, err)
+			return nil, 0, lc, fmt.Errorf("line %d: %w", line, err)
 		}
 		sets = append(sets, calibrate.Set{ID: bs[0].Set, Points: bs[0].Points, Label: class})
 	}
-	if err := sc.Err(); err != nil {
-		return nil, 0, err
-	}
 	if len(sets) == 0 {
-		return nil, 0, errors.New("no sets in the input")
+		return nil, 0, lc, errors.New("no sets in the input")
 	}
-	return sets, dim, nil
+	return sets, dim, lc, nil
 }
 
-// splitLabel removes the field named label from a JSON record and returns the rest and the
-// field's value as text (a string as is, anything else as its JSON; absent: "").
-func splitLabel(value []byte, label string) ([]byte, string, error) {
+// labelOf is the class in the field label of a JSON record (labelValue); ok is false when
+// the field is absent or null.
+func labelOf(value []byte, label string) (class string, ok bool, err error) {
 	var rec map[string]json.RawMessage
 	if err := json.Unmarshal(value, &rec); err != nil {
-		return nil, "", err
+		return "", false, err
 	}
 	raw, ok := rec[label]
 	if !ok {
-		return value, "", nil
+		return "", false, nil
 	}
-	delete(rec, label)
-	class := string(raw)
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		class = s
-	}
-	rest, err := json.Marshal(rec)
-	return rest, class, err
+	return labelValue(raw)
 }
 
 // firstPointDim is the length of the first point of a JSON input record.

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/distfeat/distfeat/calibrate"
@@ -58,40 +58,40 @@ func keepMarginalFamilies(res *calibrate.Result, kept []spec.Family) (string, er
 }
 
 // readLabelledLines is readCalibrationLines for input lines that carry a per-point label
-// array in field (parallel to points; strings or numbers, compared by their JSON text with
-// the quotes of a string removed). The field is removed before the line is decoded as a
-// points record. A set whose line has no such field is used for the spec but not for the
+// array in field (parallel to points; strings, numbers or booleans, compared as values:
+// labelValue). The line's other fields are skipped when it is decoded as a points record. A set whose line has no such field is used for the spec but not for the
 // marginal-transfer search.
-func readLabelledLines(path string, dim, maxSets int, field string) ([]calibrate.Set, []calibrate.LabelledSet, int, error) {
-	r, closeIn, err := openInput(path)
+func readLabelledLines(ctx context.Context, path string, dim, maxSets int, field string, other *otherFields) ([]calibrate.Set, []calibrate.LabelledSet, int, error) {
+	r, closeIn, err := openInput(ctx, path)
 	if err != nil {
 		return nil, nil, 0, err
 	}
 	defer closeIn()
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), maxLineBytes)
+	lr := newLineReader(r, maxLineBytes)
 	var sets []calibrate.Set
 	var labelled []calibrate.LabelledSet
-	for line := 1; sc.Scan() && len(sets) < maxSets; line++ {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
+	for len(sets) < maxSets {
+		value, line, err := lr.next()
+		if err == io.EOF {
+			break
 		}
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(sc.Bytes(), &obj); err != nil {
-			return nil, nil, 0, fmt.Errorf("line %d: %w", line, err)
-		}
-		rawLabels, hasLabels := obj[field]
-		delete(obj, field)
-		rest, err := json.Marshal(obj)
 		if err != nil {
 			return nil, nil, 0, fmt.Errorf("line %d: %w", line, err)
 		}
+		if len(bytes.TrimSpace(value)) == 0 {
+			continue
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(value, &obj); err != nil {
+			return nil, nil, 0, fmt.Errorf("line %d: %w", line, err)
+		}
+		rawLabels, hasLabels := obj[field]
 		if dim == 0 {
-			if dim, err = firstPointDim(rest); err != nil {
+			if dim, err = firstPointDim(value); err != nil {
 				return nil, nil, 0, fmt.Errorf("line %d: %w", line, err)
 			}
 		}
-		bs, err := schema.DecodeRecord(nil, rest, schema.ContentTypeJSON, 0, schema.DecodeOptions{Dim: dim, MaxPoints: maxLineBytes})
+		bs, err := schema.DecodeRecord(nil, value, schema.ContentTypeJSON, 0, setFileOptions(dim, other))
 		if err != nil {
 			return nil, nil, 0, fmt.Errorf("line %d: %w", line, err)
 		}
@@ -108,17 +108,16 @@ func readLabelledLines(path string, dim, maxSets int, field string) ([]calibrate
 		}
 		ls := calibrate.LabelledSet{ID: bs[0].Set, Points: bs[0].Points, Labels: make([]string, len(vals))}
 		for i, v := range vals {
-			var s string
-			if json.Unmarshal(v, &s) == nil {
-				ls.Labels[i] = s
-			} else {
-				ls.Labels[i] = string(bytes.TrimSpace(v))
+			class, ok, err := labelValue(v)
+			if err == nil && !ok {
+				err = errors.New("null")
 			}
+			if err != nil {
+				return nil, nil, 0, fmt.Errorf("line %d: --point-label %q: point %d: %w", line, field, i, err)
+			}
+			ls.Labels[i] = class
 		}
 		labelled = append(labelled, ls)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, nil, 0, err
 	}
 	if len(sets) == 0 {
 		return nil, nil, 0, errors.New("no sets in the input")

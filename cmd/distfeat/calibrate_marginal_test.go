@@ -135,7 +135,7 @@ func TestCalibratePointLabelErrors(t *testing.T) {
 		want string
 	}{
 		{short, []string{"--point-label", "y"}, "has 9 labels for 10 points"},
-		{good, []string{"--point-label", "label"}, `unknown field "y"`},
+		{good, []string{"--point-label", "label"}, `--point-label "label": no input line has this field`},
 		{`{"set":"a","points":[[1,2]]}`, []string{"--point-label", "y"}, `"y": no input line has this field`},
 		{good, []string{"--point-label", "y", "--point-family", "mmd"}, `"mmd" is already the name`},
 	} {

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"html"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -196,7 +200,7 @@ func TestDownstreamJSExample(t *testing.T) {
 
 func readExampleSets(t *testing.T) []schema.Batch {
 	t.Helper()
-	b, err := readInputLines(exampleSets, 2)
+	b, err := readInputLines(context.Background(), exampleSets, 2, &otherFields{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,59 +258,192 @@ func nearestFromEmbedding(t *testing.T, sets []schema.Batch, col string) map[str
 	return out
 }
 
-// TestCalibrateLabel: --label FIELD takes each line's class from that field (removed before
-// decoding); labelled sets make calibrate choose by cross-validated accuracy, which the
-// summary reports. Without --label the extra field is a decode error naming it.
+// TestCalibrateLabel: --label FIELD takes each line's class from that field, compared as a
+// value (1 and 1.0 are one class); labelled sets make calibrate choose by cross-validated
+// accuracy, which the summary reports, each proposed field once; sets without a label are
+// counted and said; the report carries the summary's warnings. Without --label the field
+// is skipped like any field a set file may carry, and named on stderr.
 func TestCalibrateLabel(t *testing.T) {
 	dir := t.TempDir()
-	in, out := filepath.Join(dir, "labelled.jsonl"), filepath.Join(dir, "spec.json")
+	in, out, report := filepath.Join(dir, "labelled.jsonl"), filepath.Join(dir, "spec.json"), filepath.Join(dir, "report.html")
 	var b bytes.Buffer
-	for _, s := range exampledata.Sets(31, 12, 40) {
+	for i, s := range exampledata.Sets(31, 12, 40) {
 		var pts [][]float64
 		for i := 0; i+1 < len(s.Points); i += 2 {
 			pts = append(pts, []float64{s.Points[i], s.Points[i+1]})
 		}
-		// The class as a JSON number: any JSON value is a class (its text).
-		line, err := json.Marshal(map[string]any{"set": s.ID, "points": pts, "class": slices.Index(exampledata.Classes, s.Class)})
+		line, err := json.Marshal(map[string]any{"set": s.ID, "points": pts})
 		if err != nil {
 			t.Fatal(err)
 		}
-		b.Write(append(line, '\n'))
+		// The class as a JSON number, written as 2 or as 2.0: one class.
+		class := strconv.Itoa(slices.Index(exampledata.Classes, s.Class))
+		if i%2 == 1 {
+			class += ".0"
+		}
+		b.Write(append(line[:len(line)-1], `,"class":`+class+"}\n"...))
+	}
+	for i := 0; i < 3; i++ { // sets without a class
+		fmt.Fprintf(&b, `{"set":"unlabelled-%d","points":[[50,20],[51,21],[49,19.5]],"class":null}`+"\n", i)
 	}
 	if err := os.WriteFile(in, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := runArgs(t, "calibrate", "--in", in, "--label", "class", "--families", "mmd", "--out", out)
+	code, stdout, stderr := runArgs(t, "calibrate", "--in", in, "--label", "class", "--families", "mmd,hdd_js", "--out", out, "--report", report)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, s := range []string{"labelled: 36 sets", "cross-validated accuracy", "alternatives tried"} {
+	for _, s := range []string{"labelled: 36 sets (0: 12, 1: 12, 2: 12)", "cross-validated accuracy", "alternatives tried"} {
 		if !strings.Contains(stdout, s) {
 			t.Errorf("summary lacks %q:\n%s", s, stdout)
+		}
+	}
+	if want := `--label "class": 3 of 39 sets have no label`; !strings.Contains(stderr, want) {
+		t.Errorf("stderr %q lacks %q", stderr, want)
+	}
+	if strings.Contains(stderr, "ignored fields") {
+		t.Errorf("stderr %q: the --label field is read, not ignored", stderr)
+	}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(stdout, "\n") {
+		if field, _, ok := strings.Cut(line, " = "); ok && strings.HasPrefix(field, "families[") {
+			if seen[field] {
+				t.Errorf("summary lists %s twice:\n%s", field, stdout)
+			}
+			seen[field] = true
 		}
 	}
 	if _, err := spec.LoadSpec(out); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, stderr := runArgs(t, "calibrate", "--in", in, "--families", "mmd", "--out", out); code != 1 || !strings.Contains(stderr, `"class"`) {
-		t.Errorf("without --label: exit %d, stderr %q", code, stderr)
+	page, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 40 points per set: hdd_js is data-limited, so the summary has warnings.
+	_, warnings, ok := strings.Cut(stdout, "\nwarnings:\n")
+	if !ok || !strings.Contains(warnings, "hdd_js: data-limited") {
+		t.Errorf("summary has no data-limited warning for hdd_js:\n%s", stdout)
+	}
+	for _, w := range strings.Split(strings.TrimSpace(warnings), "\n") {
+		if w = strings.TrimSpace(w); w != "" && !strings.Contains(string(page), html.EscapeString(w)) {
+			t.Errorf("report lacks the summary's warning %q", w)
+		}
+	}
+	// Without --label the field is one a set file may carry: skipped, and said so.
+	if code, _, stderr := runArgs(t, "calibrate", "--in", in, "--families", "mmd", "--out", out); code != 0 || !strings.Contains(stderr, `ignored fields "class" (39 lines)`) {
+		t.Errorf("without --label: exit %d, stderr %q; want 0 and the field named as ignored", code, stderr)
 	}
 }
 
-// TestSplitLabel: the label field's value as text, the rest of the record intact.
-func TestSplitLabel(t *testing.T) {
+// TestCalibrateRefusals: calibrate refuses, with a message naming what is wrong, input it
+// cannot calibrate on and a --label it cannot use (it used to exit 0 with sigma 2e-8, NaN
+// R², or the labels silently ignored).
+func TestCalibrateRefusals(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "spec.json")
+	repeated := strings.Repeat(`{"set":"s","points":[[0.5,0.5],[0.5,0.5],[0.5,0.5]]}`+"\n", 10)
+	var oneClass, noLabel strings.Builder
+	for i := 0; i < 6; i++ {
+		pts := fmt.Sprintf(`[[%d,1],[2,%d],[3,3]]`, i, i+1)
+		fmt.Fprintf(&oneClass, `{"set":"s%d","points":%s,"c":%s}`+"\n", i, pts, []string{"1", "1.0", "1e0"}[i%3])
+		fmt.Fprintf(&noLabel, `{"set":"s%d","points":%s,"c":null}`+"\n", i, pts)
+	}
 	for _, tc := range []struct {
-		in, rest, class string
-		err             bool
+		name, in string
+		args     []string
+		want     string
 	}{
-		{`{"set":"a","points":[[1]],"y":"cat"}`, `{"points":[[1]],"set":"a"}`, "cat", false},
-		{`{"set":"a","points":[[1]],"y":3}`, `{"points":[[1]],"set":"a"}`, "3", false},
-		{`{"set":"a","points":[[1]]}`, `{"set":"a","points":[[1]]}`, "", false},
-		{`{"set":`, "", "", true},
+		{"one repeated point", repeated, nil, "each of the 10 sets is one point repeated"},
+		{"one set", `{"set":"a","points":[[0.1,0.2],[0.3,0.4],[0.5,0.1],[0.9,0.7]]}` + "\n", nil, "1 set(s) with points: calibrate needs two or more"},
+		{"one class", oneClass.String(), []string{"--label", "c"}, `--label "c": all 6 labelled sets are of the one class "1"`},
+		{"null labels", noLabel.String(), []string{"--label", "c"}, `--label "c": none of the 6 sets has this field (or only null)`},
+		{"absent label", noLabel.String(), []string{"--label", "class"}, `--label "class": none of the 6 sets has this field`},
+		{"object label", `{"set":"a","points":[[1,2]],"c":{"x":1}}` + "\n", []string{"--label", "c"}, `line 1: --label "c": label {"x":1}: want a string, number or boolean`},
 	} {
-		rest, class, err := splitLabel([]byte(tc.in), "y")
-		if (err != nil) != tc.err || string(rest) != tc.rest || class != tc.class {
-			t.Errorf("%s: %q %q %v", tc.in, rest, class, err)
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, tc.in, append([]string{"calibrate", "--out", out}, tc.args...)...)
+			if code != 1 || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want 1 and %q", code, stderr, tc.want)
+			}
+		})
+	}
+}
+
+// TestCalibrateTinySets: with sets of a few points the within-set distances are drawn with
+// repetition, and the summary says from how many distinct pairs (it used to report "65536
+// pairs" for 4 points without a word).
+func TestCalibrateTinySets(t *testing.T) {
+	in := `{"set":"a","points":[[0.1,0.2],[0.3,0.4],[0.5,0.1],[0.9,0.7]]}` + "\n" +
+		`{"set":"b","points":[[0.2,0.2],[0.3,0.6],[0.5,0.3],[0.8,0.7]]}` + "\n"
+	code, stdout, stderr := runCLI(t, in, "calibrate", "--out", filepath.Join(t.TempDir(), "spec.json"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// 2 sets of 4 points: 2·(4·3/2) = 12 distinct pairs.
+	if want := "drawn with repetition from the sets' 12 distinct pairs"; !strings.Contains(stdout, want) {
+		t.Errorf("summary lacks %q:\n%s", want, stdout)
+	}
+}
+
+// TestCalibrateKeepsFamilies: --spec base --families names tunes those families and keeps
+// the base spec's others unchanged, in its order (they used to be dropped), and says so.
+func TestCalibrateKeepsFamilies(t *testing.T) {
+	base, err := spec.LoadSpec(exampleSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "spec.json")
+	code, stdout, stderr := runArgs(t, "calibrate", "--in", exampleSets, "--spec", exampleSpec, "--families", "l2", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	got, err := spec.LoadSpec(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Families) != len(base.Families) {
+		t.Fatalf("%d families, want the base spec's %d", len(got.Families), len(base.Families))
+	}
+	var kept []string
+	for i, f := range got.Families {
+		if f.Name != base.Families[i].Name {
+			t.Errorf("family %d is %s, want %s (the base spec's order)", i, f.Name, base.Families[i].Name)
+		}
+		if f.Name != "l2" {
+			if !reflect.DeepEqual(f, base.Families[i]) {
+				t.Errorf("%s changed: %+v, want the base spec's %+v", f.Name, f, base.Families[i])
+			}
+			kept = append(kept, f.Name)
+		}
+	}
+	if want := "families kept from the base spec unchanged (not in --families): " + strings.Join(kept, ", "); !strings.Contains(stdout, want) {
+		t.Errorf("summary lacks %q:\n%s", want, stdout)
+	}
+}
+
+// TestLabelOf: a label is compared as a value: strings as they are, numbers in their
+// shortest form (1, 1.0 and 1e0 are one class), booleans; null or absent is no label;
+// objects and arrays are refused.
+func TestLabelOf(t *testing.T) {
+	for _, tc := range []struct {
+		in, class string
+		ok, err   bool
+	}{
+		{`{"set":"a","points":[[1]],"y":"cat"}`, "cat", true, false},
+		{`{"set":"a","points":[[1]],"y":3}`, "3", true, false},
+		{`{"y":1.0}`, "1", true, false},
+		{`{"y":1e0}`, "1", true, false},
+		{`{"y":-0.50}`, "-0.5", true, false},
+		{`{"y":true}`, "true", true, false},
+		{`{"y":null}`, "", false, false},
+		{`{"set":"a","points":[[1]]}`, "", false, false},
+		{`{"y":[1]}`, "", false, true},
+		{`{"y":{"a":1}}`, "", false, true},
+		{`{"set":`, "", false, true},
+	} {
+		class, ok, err := labelOf([]byte(tc.in), "y")
+		if (err != nil) != tc.err || ok != tc.ok || class != tc.class {
+			t.Errorf("%s: %q %v %v; want %q %v error %v", tc.in, class, ok, err, tc.class, tc.ok, tc.err)
 		}
 	}
 }

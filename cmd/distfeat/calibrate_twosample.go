@@ -34,7 +34,7 @@ func (t *twoSampleFlags) register(fs *flag.FlagSet) {
 // runCalibrateTwoSample proposes a two_sample family for the reference --in (and the
 // alternative): a spec naming the reference by its path, the power curve on stdout and in
 // --report.
-func runCalibrateTwoSample(ctx context.Context, f calibrateFlags, stdout io.Writer) error {
+func runCalibrateTwoSample(ctx context.Context, f calibrateFlags, stdout, stderr io.Writer) error {
 	if f.out == "" {
 		return usageError("--out is required")
 	}
@@ -47,7 +47,9 @@ func runCalibrateTwoSample(ctx context.Context, f calibrateFlags, stdout io.Writ
 	}
 	defer specOut.Abort()
 	defer reportOut.Abort()
-	in, err := readTwoSampleInputs(f)
+	var other otherFields
+	defer other.report(stderr, "calibrate")
+	in, err := readTwoSampleInputs(ctx, f, &other)
 	if err != nil {
 		return err
 	}
@@ -102,7 +104,7 @@ type twoSampleInputs struct {
 
 // readTwoSampleInputs reads the reference (--in), the alternative (--alternative, optional)
 // and the bounds: the base spec's (--spec), or the points' own range.
-func readTwoSampleInputs(f calibrateFlags) (twoSampleInputs, error) {
+func readTwoSampleInputs(ctx context.Context, f calibrateFlags, other *otherFields) (twoSampleInputs, error) {
 	var in twoSampleInputs
 	var base *spec.Spec
 	if f.specPath != "" {
@@ -113,11 +115,11 @@ func readTwoSampleInputs(f calibrateFlags) (twoSampleInputs, error) {
 		f.dim = base.Dim
 	}
 	var err error
-	if in.ref, in.dim, err = readPoints(f.in, f.dim); err != nil {
+	if in.ref, in.dim, err = readPoints(ctx, f.in, f.dim, other); err != nil {
 		return in, fmt.Errorf("--in: %w", err)
 	}
 	if f.twoSample.alternative != "" {
-		if in.alt, _, err = readPoints(f.twoSample.alternative, in.dim); err != nil {
+		if in.alt, _, err = readPoints(ctx, f.twoSample.alternative, in.dim, other); err != nil {
 			return in, fmt.Errorf("--alternative: %w", err)
 		}
 	}
@@ -163,8 +165,8 @@ func twoSampleSpec(in twoSampleInputs, res *calibrate.TwoSampleResult, alpha flo
 }
 
 // readPoints pools the points of every set of a JSON-lines file.
-func readPoints(path string, dim int) ([]float64, int, error) {
-	sets, dim, err := readCalibrationLines(path, dim, math.MaxInt, "")
+func readPoints(ctx context.Context, path string, dim int, other *otherFields) ([]float64, int, error) {
+	sets, dim, _, err := readCalibrationLines(ctx, path, dim, math.MaxInt, "", other)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -19,8 +19,9 @@ import (
 	"github.com/distfeat/distfeat/window"
 )
 
-// maxLineBytes bounds one JSON line (one whole set) for embed.
-const maxLineBytes = 256 << 20
+// maxEmbedWorkers bounds embed --workers: each worker may hold batches of up to
+// embedBatchBytes of input in flight, and finalisation is CPU-bound.
+const maxEmbedWorkers = 256
 
 // errNoPoints marks an input line whose set has no points. The worker opens no window for
 // such a set and emits nothing (it counts end_without_window), so embed skips it as well.
@@ -49,6 +50,10 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *format != "jsonl" && *format != "arrow" {
 		return fmt.Errorf("--format %q: want jsonl or arrow", *format)
 	}
+	if *workers < 1 || *workers > maxEmbedWorkers {
+		return usageError(fmt.Sprintf("--workers %d: want 1 to %d (this machine runs %d at once; more workers than cores add memory, not speed)",
+			*workers, maxEmbedWorkers, runtime.GOMAXPROCS(0)))
+	}
 	sp, err := spec.LoadSpec(*specPath)
 	if err != nil {
 		return err
@@ -67,7 +72,7 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	r, closeIn, err := openInput(*in)
+	r, closeIn, err := openInput(ctx, *in)
 	if err != nil {
 		_ = commit(false)
 		return err
@@ -93,7 +98,9 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	prog := newProgress(stderr, "embed")
-	st, err := embedLines(ctx, emb, r, sink, psink, *workers, func(line int, err error) error {
+	var other otherFields
+	defer other.report(stderr, "embed")
+	st, err := embedLines(ctx, emb, r, sink, psink, embedRun{workers: *workers, maxLine: maxLineBytes, other: &other}, func(line int, err error) error {
 		if !*skip && !errors.Is(err, errNoPoints) {
 			return fmt.Errorf("line %d: %w", line, err)
 		}
@@ -201,16 +208,23 @@ type embedStats struct {
 	clips   processor.ClipTally
 }
 
+// embedRun are embedLines' settings: parallel workers, the longest input line, and where
+// the lines' other fields (labels, ids) are counted.
+type embedRun struct {
+	workers int
+	maxLine int
+	other   *otherFields
+}
+
 // embedLines computes one feature record per input line with a pool of workers, writing
 // results in input order. onInvalid decides whether a bad line (or a set without points,
 // errNoPoints) stops the run. Lines travel in batches (embedJob); a batch's sets are
 // finalised together, which gives the same bytes as one by one. With psink, each set's
 // per-point features are written after its window record.
-func embedLines(ctx context.Context, emb *embedding.Embedder, r io.Reader, sink featureSink, psink *pointSink, workers int,
+func embedLines(ctx context.Context, emb *embedding.Embedder, r io.Reader, sink featureSink, psink *pointSink, run embedRun,
 	onInvalid func(line int, err error) error, onProgress func(sets int)) (st embedStats, err error) {
-	if workers < 1 {
-		workers = 1
-	}
+	workers := max(run.workers, 1)
+	opt := setFileOptions(emb.Dim(), run.other)
 	specID := emb.Spec().ID()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -222,13 +236,13 @@ func embedLines(ctx context.Context, emb *embedding.Embedder, r io.Reader, sink 
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				embedBatch(emb, specID, j.lines, psink != nil)
+				embedBatch(emb, specID, j.lines, opt, psink != nil)
 				close(j.doneCh)
 			}
 		}()
 	}
 	readErr := make(chan error, 1)
-	go readLines(ctx, r, jobs, ordered, readErr)
+	go readLines(ctx, r, run.maxLine, jobs, ordered, readErr)
 	defer wg.Wait()
 	for j := range ordered {
 		<-j.doneCh
@@ -276,13 +290,12 @@ func embedLines(ctx context.Context, emb *embedding.Embedder, r io.Reader, sink 
 
 // readLines sends the non-empty input lines, in batches of consecutive lines, to the workers
 // (jobs) and, in input order, to the writer (ordered); it closes both at the end and reports
-// a read error on readErr.
-func readLines(ctx context.Context, r io.Reader, jobs, ordered chan<- *embedJob, readErr chan<- error) {
+// a read error on readErr. A line longer than maxLine travels with its error
+// (errLineTooLong) in place of its data.
+func readLines(ctx context.Context, r io.Reader, maxLine int, jobs, ordered chan<- *embedJob, readErr chan<- error) {
 	defer close(ordered)
 	defer close(jobs)
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), maxLineBytes)
-	line := 0
+	lr := newLineReader(r, maxLine)
 	var cur *embedJob
 	curBytes := 0
 	send := func() bool {
@@ -301,27 +314,31 @@ func readLines(ctx context.Context, r io.Reader, jobs, ordered chan<- *embedJob,
 		}
 		return true
 	}
-	for sc.Scan() {
-		line++
-		if len(sc.Bytes()) == 0 {
+	for {
+		data, line, err := lr.next()
+		var long errLineTooLong
+		switch {
+		case err == io.EOF:
+			send()
+			return
+		case errors.As(err, &long):
+		case err != nil:
+			readErr <- err
+			return
+		case len(data) == 0:
 			continue
 		}
 		if cur == nil {
 			cur = &embedJob{doneCh: make(chan struct{})}
 		}
-		cur.lines = append(cur.lines, embedLine{line: line, data: append([]byte(nil), sc.Bytes()...)})
-		curBytes += len(sc.Bytes())
+		cur.lines = append(cur.lines, embedLine{line: line, data: append([]byte(nil), data...), err: err})
+		curBytes += len(data)
 		if len(cur.lines) >= embedBatchLines || curBytes >= embedBatchBytes {
 			if !send() {
 				return
 			}
 		}
 	}
-	if err := sc.Err(); err != nil {
-		readErr <- fmt.Errorf("reading input after line %d: %w", line, err)
-		return
-	}
-	send()
 }
 
 // embedBatch turns the JSON lines of one job (one whole set each) into their feature records
@@ -329,11 +346,14 @@ func readLines(ctx context.Context, r io.Reader, jobs, ordered chan<- *embedJob,
 // sketch per set, and processor.Finalize over all of the job's valid sets together, the
 // worker's finalisation. A bad line gets its error and does not affect the others. With
 // keepPoints each line keeps its normalised points for the per-point output.
-func embedBatch(emb *embedding.Embedder, specID string, lines []embedLine, keepPoints bool) {
+func embedBatch(emb *embedding.Embedder, specID string, lines []embedLine, opt schema.DecodeOptions, keepPoints bool) {
 	closed := make([]window.Closed[*embedding.Sketch], 0, len(lines))
 	at := make([]int, 0, len(lines))
 	for k := range lines {
-		c, u, clipped, err := embedSketch(emb, lines[k].data)
+		if lines[k].err != nil {
+			continue // refused while reading (errLineTooLong)
+		}
+		c, u, clipped, err := embedSketch(emb, lines[k].data, opt)
 		lines[k].data = nil
 		if err != nil {
 			lines[k].err = err
@@ -351,11 +371,11 @@ func embedBatch(emb *embedding.Embedder, specID string, lines []embedLine, keepP
 	}
 }
 
-// embedSketch decodes one JSON line and sketches its points as one closed window; it also
-// returns the normalised points and how many were clipped.
-func embedSketch(emb *embedding.Embedder, line []byte) (window.Closed[*embedding.Sketch], []float64, int, error) {
-	d, err := processor.Decode(emb, nil, line, schema.ContentTypeJSON, 0,
-		schema.DecodeOptions{Dim: emb.Dim(), MaxPoints: maxLineBytes}, nil)
+// embedSketch decodes one JSON line (a set file's: other fields are skipped, opt) and sketches
+// its points as one closed window; it also returns the normalised points and how many were
+// clipped.
+func embedSketch(emb *embedding.Embedder, line []byte, opt schema.DecodeOptions) (window.Closed[*embedding.Sketch], []float64, int, error) {
+	d, err := processor.Decode(emb, nil, line, schema.ContentTypeJSON, 0, opt, nil)
 	if err != nil {
 		return window.Closed[*embedding.Sketch]{}, nil, 0, err
 	}
@@ -366,17 +386,6 @@ func embedSketch(emb *embedding.Embedder, line []byte) (window.Closed[*embedding
 	sk := emb.NewSketch()
 	sk.Add(d.Points)
 	return window.Closed[*embedding.Sketch]{Set: b.Set, Start: b.EventTime, End: b.EventTime, N: sk.Count(), Sketch: sk}, d.Points, d.Clipped, nil
-}
-
-func openInput(path string) (io.Reader, func() error, error) {
-	if path == "-" || path == "" {
-		return os.Stdin, func() error { return nil }, nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	return bufio.NewReaderSize(f, 1<<20), f.Close, nil
 }
 
 // openOutput returns the output writer and commit, which finishes it. A file is opened with

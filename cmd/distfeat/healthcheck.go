@@ -20,6 +20,9 @@ func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
+	if *timeout <= 0 {
+		return usageError(fmt.Sprintf("--timeout %s: must be positive", *timeout))
+	}
 	host, port, err := net.SplitHostPort(*addr)
 	if err != nil {
 		return fmt.Errorf("--addr %q: %w", *addr, err)

@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/distfeat/distfeat/config"
 	"github.com/distfeat/distfeat/internal/startheap"
@@ -69,7 +70,30 @@ func main() {
 	startheap.Defer(startHeap)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first SIGINT/SIGTERM cancels ctx, which every command watches (reads included:
+	// openInput); a second one kills the process at once, whatever it is waiting for. A
+	// tool that has not stopped signalGrace after the first (blocked in a system call
+	// nothing can interrupt, such as opening a FIFO --spec without a writer) exits 1; the
+	// worker and the development commands bound their own shutdown.
+	context.AfterFunc(ctx, func() {
+		stop()
+		if len(os.Args) > 1 && !ownsShutdown(os.Args[1]) {
+			time.AfterFunc(signalGrace, func() {
+				fmt.Fprintf(os.Stderr, "distfeat %s: interrupted, and not stopped %s later: exiting\n", os.Args[1], signalGrace)
+				os.Exit(1)
+			})
+		}
+	})
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// signalGrace is how long a tool has to stop after SIGINT/SIGTERM before it is ended.
+const signalGrace = 10 * time.Second
+
+// ownsShutdown reports whether the command bounds its own shutdown after a signal (the
+// worker: DISTFEAT_SHUTDOWN_TIMEOUT; the development commands stop their children).
+func ownsShutdown(name string) bool {
+	return name == "worker" || isDevCommand(name)
 }
 
 // run dispatches to a subcommand and returns the process exit code.

@@ -63,6 +63,9 @@ func runProduce(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if o.format != "json" && o.format != "arrow" {
 		return fmt.Errorf("--format %q: want json or arrow", o.format)
 	}
+	if err := o.check(); err != nil {
+		return err
+	}
 	formatSet := false
 	fs.Visit(func(f *flag.Flag) { formatSet = formatSet || f.Name == "format" })
 	if o.out != "" && formatSet {
@@ -80,9 +83,11 @@ func runProduce(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var batches []schema.Batch
 	switch {
 	case o.in != "":
-		if batches, err = readInputLines(o.in, o.dim); err != nil {
+		var other otherFields
+		if batches, err = readInputLines(ctx, o.in, o.dim, &other); err != nil {
 			return err
 		}
+		other.report(stderr, "produce")
 	case o.out != "":
 		batches = syntheticBatches(o.seed, o.sets, o.points, o.dim, 0)
 	default:
@@ -99,6 +104,32 @@ func runProduce(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	el := time.Since(start)
 	fmt.Fprintf(stdout, "produced %d sets, %d records, %d points to %s in %s (%.0f points/s)\n",
 		len(batches), records, points, o.topic, el.Round(time.Millisecond), float64(points)/el.Seconds())
+	return nil
+}
+
+// maxSyntheticValues bounds the coordinates produce --synthetic draws: it holds every set in
+// memory before writing (2^27 float64 values are 1 GiB).
+const maxSyntheticValues = 1 << 27
+
+// check refuses the settings produce cannot honour, naming the flag, before anything is
+// drawn or read: counts below 1 (a negative count used to panic deep in the generator)
+// and synthetic sets too large to hold in memory.
+func (o produceOptions) check() error {
+	for _, c := range []struct {
+		flag  string
+		value int
+		on    bool
+	}{{"--dim", o.dim, true}, {"--chunk", o.chunk, true}, {"--sets", o.sets, o.synthetic != ""}, {"--points", o.points, o.synthetic != ""}} {
+		if c.on && c.value < 1 {
+			return usageError(fmt.Sprintf("%s %d: must be at least 1", c.flag, c.value))
+		}
+	}
+	if o.synthetic != "" {
+		if v := float64(o.sets) * float64(o.points) * float64(o.dim); v > maxSyntheticValues {
+			return usageError(fmt.Sprintf("--sets %d × --points %d × --dim %d = %.3g coordinates: produce --synthetic holds them all in memory, at most %d (1 GiB); produce fewer sets per run",
+				o.sets, o.points, o.dim, v, maxSyntheticValues))
+		}
+	}
 	return nil
 }
 
@@ -154,28 +185,34 @@ func publish(ctx context.Context, o produceOptions, batches []schema.Batch, prog
 	return records, points, err
 }
 
-// readInputLines reads JSON-lines input records (one set per line).
-func readInputLines(path string, dim int) ([]schema.Batch, error) {
-	r, closeIn, err := openInput(path)
+// readInputLines reads a set file of JSON-lines input records (one set per line). Fields
+// other than a record's (labels, ids) are skipped, counted in other: the records published
+// or written carry set, points, t and end only.
+func readInputLines(ctx context.Context, path string, dim int, other *otherFields) ([]schema.Batch, error) {
+	r, closeIn, err := openInput(ctx, path)
 	if err != nil {
 		return nil, err
 	}
 	defer closeIn()
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), maxLineBytes)
+	lr := newLineReader(r, maxLineBytes)
 	var out []schema.Batch
 	now := time.Now().UnixMilli()
-	for line := 1; sc.Scan(); line++ {
-		if len(sc.Bytes()) == 0 {
+	for {
+		data, line, err := lr.next()
+		switch {
+		case err == io.EOF:
+			return out, nil
+		case err != nil:
+			return nil, fmt.Errorf("%s line %d: %w", path, line, err)
+		case len(data) == 0:
 			continue
 		}
-		bs, err := schema.DecodeRecord(nil, sc.Bytes(), schema.ContentTypeJSON, now, schema.DecodeOptions{Dim: dim, MaxPoints: maxLineBytes})
+		bs, err := schema.DecodeRecord(nil, data, schema.ContentTypeJSON, now, setFileOptions(dim, other))
 		if err != nil {
 			return nil, fmt.Errorf("%s line %d: %w", path, line, err)
 		}
 		out = append(out, bs...)
 	}
-	return out, sc.Err()
 }
 
 // writeSetsFile writes one JSON line per set to out and commits it, or to stdout when out is

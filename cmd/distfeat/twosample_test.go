@@ -127,6 +127,24 @@ func TestCalibrateTwoSample(t *testing.T) {
 	if err != nil || !strings.Contains(string(page), "Power curve") {
 		t.Errorf("report: %v, %d bytes without the power curve", err, len(page))
 	}
+	// The summary and the report mark the bandwidth the spec gets (not only the best power's).
+	sp, err := spec.LoadSpec(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bw := fmt.Sprintf("%.4g", sp.Families[0].Bandwidth)
+	if !strings.Contains(string(page), `<tr style="font-weight:bold"><td>`+bw+`</td>`) || !strings.Contains(string(page), "Bold: the spec&#39;s bandwidth, "+bw) {
+		t.Errorf("report does not mark the spec's bandwidth %s in bold", bw)
+	}
+	marked := false
+	for _, line := range strings.Split(stdout.String(), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == bw && strings.Contains(line, "the spec's bandwidth") {
+			marked = true
+		}
+	}
+	if !marked {
+		t.Errorf("summary does not mark the spec's bandwidth %s:\n%s", bw, stdout.String())
+	}
 	for _, line := range strings.Split(stdout.String(), "\n") {
 		if strings.Contains(line, "← best") {
 			var bw, ratio, mmd2, tt, power, check float64
@@ -137,5 +155,59 @@ func TestCalibrateTwoSample(t *testing.T) {
 				t.Errorf("held-out power at the chosen bandwidth %.3f, want ≥ 0.9 (every example window is caught)", check)
 			}
 		}
+	}
+}
+
+// TestEmbedTwoSampleLabelledReference: a reference is a set file like any other, so its
+// lines may carry labels or ids (calibrate --two-sample proposes whatever set file it read
+// as the reference): the drift features are those of the same reference without them.
+func TestEmbedTwoSampleLabelledReference(t *testing.T) {
+	ex := filepath.Join("..", "..", "examples", "drift")
+	ref, err := os.ReadFile(filepath.Join(ex, "reference.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labelled strings.Builder
+	for i, line := range strings.Split(strings.TrimSpace(string(ref)), "\n") {
+		fmt.Fprintf(&labelled, `{"source":"sensor-%d",%s`+"\n", i%3, strings.TrimPrefix(line, "{"))
+	}
+	base, err := os.ReadFile(filepath.Join(ex, "spec.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "reference.jsonl"), []byte(labelled.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	specPath := filepath.Join(dir, "spec.json")
+	if err := os.WriteFile(specPath, base, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shifted, err := os.ReadFile(filepath.Join(ex, "shifted.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := strings.Join(strings.SplitAfter(string(shifted), "\n")[:3], "") // three windows suffice
+	drift := func(spec string) []string {
+		t.Helper()
+		code, stdout, stderr := runCLI(t, in, "embed", "--spec", spec)
+		if code != 0 {
+			t.Fatalf("embed --spec %s: exit %d: %s", spec, code, stderr)
+		}
+		var out []string
+		for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+			var rec struct {
+				Features map[string]json.RawMessage `json:"features"`
+			}
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, string(rec.Features["drift"]))
+		}
+		return out
+	}
+	want, got := drift(filepath.Join(ex, "spec.json")), drift(specPath)
+	if len(got) != 3 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("drift features with a labelled reference differ from the plain reference's (%d windows)", len(got))
 	}
 }
