@@ -23,7 +23,8 @@ class Embedder(TransformerMixin, BaseEstimator):
     Parameters (stored unchanged, so ``clone`` and ``GridSearchCV`` work):
 
     spec: None (the built-in default), a spec dict, a JSON string, a path to a spec file, or
-        ``"calibrate"``: ``fit`` proposes one from its sets (the Go calibrate).
+        ``"calibrate"``: ``fit`` proposes one from its sets (the Go calibrate, unlabelled:
+        the default families mmd, hdd_js, l2; seconds for tens of sets).
     family: a family name to keep only its columns; None keeps all.
     n_jobs: goroutines sketching and finalising one call's sets (same bits for any value).
 
@@ -42,7 +43,7 @@ class Embedder(TransformerMixin, BaseEstimator):
         r = ragged(X)
         if isinstance(self.spec, str) and self.spec == "calibrate":
             from .core import calibrate
-            compiled = Spec(calibrate(r, labels=None if y is None else y))
+            compiled = Spec(calibrate(r, n_jobs=self.n_jobs))
         else:
             compiled = Spec(self.spec)
         if len(r) and r.dim != compiled.dim:
