@@ -9,7 +9,7 @@ LDFLAGS := -s -w -X github.com/distfeat/distfeat/internal/buildinfo.Version=$(VE
 # loader (≈ 1 ms of every `distfeat embed` run).
 TAGS    ?= dev
 
-.PHONY: build test test-race test-arch vet bench bench-e2e bench-kcat demo fuzz soak clean
+.PHONY: build test test-race test-arch test-python vet bench bench-e2e bench-kcat demo fuzz soak clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/distfeat
@@ -28,6 +28,13 @@ test: vet
 	$(GO) test -tags dev -timeout 20m ./...
 	$(MAKE) test-race
 	$(MAKE) test-arch
+	$(MAKE) test-python
+
+# The Python package (python/, docs/python.md): `pip install ./python` into bin/pyenv (builds
+# the Go shared library with cgo), then its pytest suite against bin/distfeat and the embedded
+# broker. Missing Python dependencies skip it with the reason, and fail it under CI=true.
+test-python: build
+	scripts/test-python.sh
 
 # The race detector where there is concurrency to guard: the worker (consumer, processor,
 # window, producer, the test broker, connection probing, output files), the parallel
@@ -92,4 +99,4 @@ soak: build
 	$(BIN) soak --keys 100000 --max-open-windows 1000
 
 clean:
-	rm -rf bin
+	rm -rf bin python/build python/distfeat.egg-info

@@ -1,6 +1,6 @@
 """Builds distfeat's native part: the Go shared library python/native, with
 `go build -buildmode=c-shared` (needs Go and a C compiler), from the repository this
-directory belongs to (or DISTFEAT_GO_MODULE, a checkout of github.com/distfeat/distfeat)."""
+directory belongs to (or PYDISTFEAT_GO_MODULE, a checkout of github.com/distfeat/distfeat)."""
 
 import os
 import shutil
@@ -16,7 +16,7 @@ LIB = "_libdistfeat.so"
 
 
 def module_root():
-    env = os.environ.get("DISTFEAT_GO_MODULE")
+    env = os.environ.get("PYDISTFEAT_GO_MODULE")
     cands = [env] if env else []
     here = os.path.dirname(os.path.abspath(__file__))
     cands.append(os.path.dirname(here))
@@ -27,7 +27,7 @@ def module_root():
                 if f.readline().split()[-1:] == [MODULE]:
                     return c
     sys.exit("distfeat: cannot find the Go module %s next to %s; install from a checkout "
-             "(pip install ./python) or set DISTFEAT_GO_MODULE to one" % (MODULE, here))
+             "(pip install ./python) or set PYDISTFEAT_GO_MODULE to one" % (MODULE, here))
 
 
 def go_build(out):

@@ -32,7 +32,7 @@ class NativeError(ValueError):
 
 def library_path() -> str:
     """The path of the shared library inside the installed package."""
-    return os.environ.get("DISTFEAT_LIBRARY") or os.path.join(os.path.dirname(__file__), _LIB_NAME)
+    return os.environ.get("PYDISTFEAT_LIBRARY") or os.path.join(os.path.dirname(__file__), _LIB_NAME)
 
 
 def loaded() -> bool:

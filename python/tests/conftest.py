@@ -16,7 +16,7 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Seconds without progress after which a wait fails (the machine may be loaded: generous).
-STALL = float(os.environ.get("DISTFEAT_TEST_STALL", "90"))
+STALL = float(os.environ.get("PYDISTFEAT_STALL", "90"))
 
 
 def repo_path(*parts: str) -> str:
@@ -25,7 +25,7 @@ def repo_path(*parts: str) -> str:
 
 @pytest.fixture(scope="session")
 def distfeat_bin() -> str:
-    b = os.environ.get("DISTFEAT_BIN") or repo_path("bin", "distfeat")
+    b = os.environ.get("PYDISTFEAT_BIN") or repo_path("bin", "distfeat")
     if not os.path.exists(b):
         pytest.fail(f"{b} not found: run `make build` (the dev build: the tests start its embedded broker)")
     return b
