@@ -43,7 +43,7 @@ test-python: build
 # (calibrate's accuracy studies, the marginal-transfer example, internal/numeric, nufft,
 # twosample) start no goroutines of their own and run only in `test`: under -race they took
 # 18, 3.5 and ~1 minutes on a loaded 2-core machine and guarded nothing.
-RACE_PKGS := ./consumer/ ./processor/ ./window/ ./producer/ ./embedding/ ./internal/testbroker/ ./internal/kafkaconn/ ./internal/outfile/
+RACE_PKGS := ./consumer/ ./processor/ ./window/ ./producer/ ./embedding/ ./internal/testbroker/ ./internal/kafkaconn/ ./internal/outfile/ ./offline/
 test-race:
 	$(GO) test -race -tags dev -timeout 20m $(RACE_PKGS)
 	$(GO) test -race -tags dev -timeout 10m -run '^(TestDeterministic|TestDeterministicLabelled|TestMarginalTransferChoice)$$' ./calibrate/
