@@ -99,12 +99,19 @@ def test_grid_search_over_family_and_ridge():
     assert np.isfinite(gs.best_score_)
 
 
-def test_calibrate_spec_in_fit():
-    """spec="calibrate" proposes a spec from the fitted sets (the Go calibrate)."""
-    X, y = shapes(24, 8)
-    e = distfeat.Embedder(spec="calibrate").fit(X)
-    assert e.spec_["dim"] == 2 and len(e.spec_["families"]) >= 1
-    assert e.transform(X).shape == (24, e.n_features_out_)
+def test_calibrate_spec_in_fit_is_distfeat_calibrate():
+    """spec="calibrate" runs the Go calibrate on the fitted sets: on examples/sets.jsonl (in
+    set ID order, the order calibrate takes them in) it proposes examples/spec.json, which
+    `distfeat calibrate --in examples/sets.jsonl` writes (a Go test pins that file)."""
+    import json
+    with open(repo_path("examples", "sets.jsonl")) as f:
+        recs = sorted((json.loads(line) for line in f if line.strip()), key=lambda r: r["set"])
+    X = [np.asarray(r["points"], dtype=float) for r in recs]
+    e = distfeat.Embedder(spec="calibrate", n_jobs=2).fit(X)
+    assert e.spec_id_ == distfeat.Spec(repo_path("examples", "spec.json")).spec_id
+    assert e.transform(X[:3]).shape == (3, e.n_features_out_)
+    with pytest.raises(distfeat.NativeError, match="1 labels for 3 sets"):
+        distfeat.calibrate(X[:3], labels=["a"])
 
 
 def test_estimator_checks_that_apply():
