@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -103,8 +103,7 @@ class FeatureReader:
     """Reads the feature topic (or the per-point topic) of a worker group with
     confluent-kafka: ``read()`` returns a FeatureBatch; ``commit()`` commits the offsets of
     the batches returned so far (auto commit is off), so a batch is committed only after the
-    caller processed it — at-least-once. Iterating yields batches and commits each one when
-    the next is asked for (and at close).
+    caller processed it — at-least-once.
 
     expected_spec: the spec the consumer's model was trained on (dict, path, Spec or
     spec_id): a record of another spec raises SpecMismatchError, uncommitted."""
@@ -151,14 +150,6 @@ class FeatureReader:
         offs = [TopicPartition(t, p, o) for (t, p), o in self._uncommitted.items()]
         self._consumer.commit(offsets=offs, asynchronous=False)
         self._uncommitted.clear()
-
-    def __iter__(self) -> Iterator[FeatureBatch]:
-        while True:
-            b = self.read()
-            if b is None:
-                continue
-            yield b
-            self.commit()
 
     def close(self, commit: bool = False) -> None:
         """Leave the group; with commit, first commit what was returned."""

@@ -29,3 +29,11 @@ def test_fork_after_load_is_refused():
     with mp.get_context("fork").Pool(1) as pool:
         msg = pool.apply(mp_helper.embed_error, (0,))
     assert msg.startswith("ForkedAfterLoadError") and "spawn" in msg, msg
+
+
+def test_joblib_loky_workers():
+    """joblib's default backend (what GridSearchCV(n_jobs=…) uses) starts fresh
+    interpreters, so a parent that loaded the library is fine."""
+    from joblib import Parallel, delayed
+    want = [mp_helper.embed_bytes(s) for s in (4, 5)]
+    assert Parallel(n_jobs=2, backend="loky")(delayed(mp_helper.embed_bytes)(s) for s in (4, 5)) == want
