@@ -77,11 +77,9 @@ func (e *SetError) Unwrap() error { return e.Err }
 
 // Embed writes the features of every set into out, set i's Dim values (all columns of
 // emb.Columns() in order, concatenated) at out[i·D:(i+1)·D], D = the sum of the columns'
-// lengths. workers goroutines sketch sets and finalise (same bits for any workers). keep, if
-// not nil, receives each set's normalised points (set i, its points) before they are
-// released, in set order within each batch. The first bad set stops the call with a
-// *SetError; out is then partly written.
-func Embed(emb *embedding.Embedder, sets Sets, out []float32, workers int, keep func(i int, u []float64)) error {
+// lengths. workers goroutines sketch sets and finalise (same bits for any workers). The
+// first bad set stops the call with a *SetError; out is then partly written.
+func Embed(emb *embedding.Embedder, sets Sets, out []float32, workers int) error {
 	if err := sets.Check(emb.Dim()); err != nil {
 		return err
 	}
@@ -94,7 +92,6 @@ func Embed(emb *embedding.Embedder, sets Sets, out []float32, workers int, keep 
 	for first := 0; first < sets.Len(); first += finalizeBatch {
 		n := min(finalizeBatch, sets.Len()-first)
 		closed := make([]window.Closed[*embedding.Sketch], n)
-		normalised := make([][]float64, n)
 		errs := make([]error, n)
 		share(workers, n, func(k int) {
 			i := first + k
@@ -111,7 +108,6 @@ func Embed(emb *embedding.Embedder, sets Sets, out []float32, workers int, keep 
 			sk := emb.NewSketch()
 			sk.Add(u)
 			closed[k] = window.Closed[*embedding.Sketch]{N: sk.Count(), Sketch: sk}
-			normalised[k] = u
 		})
 		for k, err := range errs {
 			if err != nil {
@@ -122,9 +118,6 @@ func Embed(emb *embedding.Embedder, sets Sets, out []float32, workers int, keep 
 			o := out[(first+k)*d : (first+k+1)*d]
 			for _, v := range rec.Vectors {
 				o = o[copy(o, v):]
-			}
-			if keep != nil {
-				keep(first+k, normalised[k])
 			}
 		}
 	}

@@ -52,7 +52,7 @@ func TestEmbedEqualsOneShot(t *testing.T) {
 	w := Width(emb)
 	for _, workers := range []int{1, 3} {
 		out := make([]float32, sets.Len()*w)
-		if err := Embed(emb, sets, out, workers, nil); err != nil {
+		if err := Embed(emb, sets, out, workers); err != nil {
 			t.Fatal(err)
 		}
 		for i := 0; i < sets.Len(); i++ {
@@ -93,7 +93,7 @@ func TestEmbedErrors(t *testing.T) {
 		{"short output", good, 1, -1, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := Embed(emb, c.sets, make([]float32, c.out*Width(emb)), 1, nil)
+			err := Embed(emb, c.sets, make([]float32, c.out*Width(emb)), 1)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -119,7 +119,7 @@ func TestPointsEqualPointMap(t *testing.T) {
 		{"name":"mt","kind":"marginal_transfer","set_family":"mmd","sigma_p":0.36,"sigma_x":0.17,"features":32}]}`)
 	sets := testSets([]int{5, 1, 40}, 2)
 	windows := make([]float32, sets.Len()*Width(emb))
-	if err := Embed(emb, sets, windows, 1, nil); err != nil {
+	if err := Embed(emb, sets, windows, 1); err != nil {
 		t.Fatal(err)
 	}
 	pw := PointWidth(emb)

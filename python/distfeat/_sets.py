@@ -41,10 +41,6 @@ class Ragged:
     def sizes(self) -> np.ndarray:
         return np.diff(self.offsets)
 
-    def take(self, idx: Any) -> "Ragged":
-        """The sets at the positions idx (a copy)."""
-        return ragged([self[i] for i in np.arange(len(self))[idx]], dim=self.dim)
-
 
 def ragged(sets: Any, dim: int | None = None) -> Ragged:
     """Sets as Ragged: a Ragged as is; a sequence of (n_i, d) arrays concatenated once."""

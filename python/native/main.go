@@ -180,7 +180,7 @@ func distfeat_embed(h C.uintptr_t, points *C.double, values C.int64_t, offsets *
 		return cError(err)
 	}
 	o := unsafe.Slice((*float32)(unsafe.Pointer(out)), int(outLen))
-	return cError(offline.Embed(emb, sets(points, values, offsets, nsets, emb.Dim()), o, int(workers), nil))
+	return cError(offline.Embed(emb, sets(points, values, offsets, nsets, emb.Dim()), o, int(workers)))
 }
 
 // distfeat_points writes the per-point features of the spec's marginal_transfer families
