@@ -157,3 +157,42 @@ func TestCalibrateKeepsOrder(t *testing.T) {
 		t.Fatalf("proposal %s, %d checks", cal.Spec.CanonicalJSON(), len(cal.Checks))
 	}
 }
+
+// TestStreamEqualsEmbed: a set added in parts (of 1, 7 and the rest of its points) has the
+// features of the whole set, and a bad part adds nothing.
+func TestStreamEqualsEmbed(t *testing.T) {
+	emb, err := embedding.New(spec.DefaultSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets := testSets([]int{250}, 2)
+	whole := make([]float32, Width(emb))
+	if err := Embed(emb, sets, whole, 1); err != nil {
+		t.Fatal(err)
+	}
+	s := NewStream(emb)
+	if err := s.Features(make([]float32, Width(emb)), 1); !errors.Is(err, ErrNoPoints) {
+		t.Fatalf("empty stream: %v", err)
+	}
+	x := sets.Set(0)
+	for _, part := range [][]float64{x[:2], x[2:16], x[16:]} {
+		if err := s.Add(part); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Add([]float64{0.5, math.Inf(1)}); !errors.Is(err, embedding.ErrNonFinite) {
+		t.Fatalf("non-finite part: %v", err)
+	}
+	if s.Count() != 250 {
+		t.Fatalf("count %d, want 250", s.Count())
+	}
+	got := make([]float32, Width(emb))
+	if err := s.Features(got, 2); err != nil {
+		t.Fatal(err)
+	}
+	for j := range got {
+		if math.Float32bits(got[j]) != math.Float32bits(whole[j]) {
+			t.Fatalf("value %d: streamed %v, whole %v", j, got[j], whole[j])
+		}
+	}
+}

@@ -130,6 +130,10 @@ class Spec:
             columns={m.name: slice(sum(p.len for p in self.point_maps[:k]), sum(p.len for p in self.point_maps[:k + 1]))
                      for k, m in enumerate(self.point_maps)})
 
+    def stream(self) -> "Stream":
+        """An empty Stream: one set fed in parts, as a worker's window receives a set."""
+        return Stream(self)
+
     def two_sample(self, sets: Any, family: str | None = None, n_jobs: int = 1) -> "TwoSample":
         """The two_sample test of each set against the spec's reference, with named fields."""
         if not self.drift:
@@ -144,6 +148,45 @@ class Spec:
         feats = self.embed(sets, n_jobs=n_jobs)
         return TwoSample.from_vectors(feats[:, self.column_slices()[self.columns[fams[family]["column"]].name]],
                                       family=family, alpha=fams[family]["alpha"])
+
+
+class Stream:
+    """One set fed in parts (``add`` each batch of points as it arrives); ``features()`` is
+    the set's feature row so far — the bytes of Spec.embed on all the points added, and of a
+    worker whose window got them in several records. A part with a bad point adds nothing."""
+
+    def __init__(self, spec: Spec) -> None:
+        self._spec = spec  # keeps the compiled spec alive
+        self._pid = os.getpid()
+        self._handle = _native.lib().distfeat_stream_new(spec._handle)
+        if not self._handle:
+            raise ValueError("invalid spec")
+
+    def __del__(self) -> None:
+        h = getattr(self, "_handle", 0)
+        if h and _native.loaded() and getattr(self, "_pid", None) == os.getpid():
+            try:
+                _native.lib().distfeat_close(h)
+            except Exception:  # interpreter shutdown
+                pass
+        self._handle = 0
+
+    def add(self, points: Any) -> "Stream":
+        x = np.ascontiguousarray(points, dtype=np.float64)
+        if x.ndim != 2 or x.shape[1] != self._spec.dim:
+            raise ValueError(f"points must be (n, {self._spec.dim}), got shape {x.shape}")
+        _native.check(_native.lib().distfeat_stream_add(self._handle, x.ctypes.data, x.size))
+        return self
+
+    @property
+    def count(self) -> int:
+        return int(_native.lib().distfeat_stream_count(self._handle))
+
+    def features(self, n_jobs: int = 1) -> np.ndarray:
+        """(width,) float32: every column in spec order."""
+        out = np.empty(self._spec.width, dtype=np.float32)
+        _native.check(_native.lib().distfeat_stream_features(self._handle, out.ctypes.data, out.size, int(n_jobs)))
+        return out
 
 
 @dataclass(frozen=True)

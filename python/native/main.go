@@ -264,3 +264,68 @@ func distfeat_uniform(seed C.uint64_t, stream *C.char, out *C.double, n C.int64_
 	}
 	return nil
 }
+
+// distfeat_stream_new returns a handle to an empty offline.Stream of the spec h (one set fed in
+// parts), released with distfeat_close; 0 for an invalid spec handle.
+//
+//export distfeat_stream_new
+func distfeat_stream_new(h C.uintptr_t) C.uintptr_t {
+	emb, err := embedder(h)
+	if err != nil {
+		return 0
+	}
+	return C.uintptr_t(cgo.NewHandle(offline.NewStream(emb)))
+}
+
+// stream returns the handle's stream or an error for a released or foreign handle.
+func stream(h C.uintptr_t) (s *offline.Stream, err error) {
+	defer func() {
+		if recover() != nil {
+			err = errors.New("invalid or closed stream handle")
+		}
+	}()
+	s, ok := cgo.Handle(h).Value().(*offline.Stream)
+	if !ok {
+		return nil, errors.New("invalid stream handle")
+	}
+	return s, nil
+}
+
+// distfeat_stream_add adds values raw float64s (whole points) to the stream. NULL or an error.
+//
+//export distfeat_stream_add
+func distfeat_stream_add(h C.uintptr_t, points *C.double, values C.int64_t) (res *C.char) {
+	defer guard(&res)
+	s, err := stream(h)
+	if err != nil {
+		return cError(err)
+	}
+	var x []float64
+	if values > 0 {
+		x = unsafe.Slice((*float64)(unsafe.Pointer(points)), int(values))
+	}
+	return cError(s.Add(x))
+}
+
+// distfeat_stream_count is the number of points added (-1 for an invalid handle).
+//
+//export distfeat_stream_count
+func distfeat_stream_count(h C.uintptr_t) C.int64_t {
+	s, err := stream(h)
+	if err != nil {
+		return -1
+	}
+	return C.int64_t(s.Count())
+}
+
+// distfeat_stream_features writes the features of the points added so far (width float32s).
+//
+//export distfeat_stream_features
+func distfeat_stream_features(h C.uintptr_t, out *C.float, outLen C.int64_t, workers C.int) (res *C.char) {
+	defer guard(&res)
+	s, err := stream(h)
+	if err != nil {
+		return cError(err)
+	}
+	return cError(s.Features(unsafe.Slice((*float32)(unsafe.Pointer(out)), int(outLen)), int(workers)))
+}

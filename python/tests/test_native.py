@@ -94,3 +94,22 @@ def test_family_slices_cover_the_row():
     assert sorted(idx.tolist()) == list(range(spec.width))
     with pytest.raises(ValueError, match="no columns"):
         spec.family_slice("nope")
+
+
+def test_stream_in_parts_equals_whole():
+    """A set added in parts has the bytes of the whole set (and of a worker that got it in
+    several records: test_identity); a part with a NaN adds nothing; an empty stream fails."""
+    rng = np.random.default_rng(9)
+    x = rng.random((700, 2))
+    spec = distfeat.Spec()
+    s = spec.stream()
+    with pytest.raises(distfeat.NativeError, match="no points"):
+        s.features()
+    for part in (x[:1], x[1:40], x[40:]):
+        s.add(part)
+    with pytest.raises(distfeat.NativeError, match="non-finite"):
+        s.add(np.array([[0.5, np.nan]]))
+    assert s.count == 700
+    assert s.features().tobytes() == spec.embed([x])[0].tobytes()
+    s.add(x[:10])  # more points after a read: the stream goes on
+    assert s.features().tobytes() == spec.embed([np.vstack([x, x[:10]])])[0].tobytes()
