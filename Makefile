@@ -38,7 +38,8 @@ test-python: build
 
 # The race detector where there is concurrency to guard: the worker (consumer, processor,
 # window, producer, the test broker, connection probing, output files), the parallel
-# finalisation and shared adds of embedding, the parallel estimates of calibrate (its
+# finalisation and shared adds of embedding, offline's parallel sketching (the Python
+# library), the parallel estimates of calibrate (its
 # determinism tests) and the worker run in-process by cmd/distfeat. The statistical suites
 # (calibrate's accuracy studies, the marginal-transfer example, internal/numeric, nufft,
 # twosample) start no goroutines of their own and run only in `test`: under -race they took
