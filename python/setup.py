@@ -40,9 +40,14 @@ def go_build(out):
     if not shutil.which(cc.split()[0]):
         sys.exit("distfeat: building the native library needs a C compiler (cgo, for -buildmode=c-shared); "
                  "%r not found (Debian: apt-get install gcc; or set CC)" % cc)
-    cmd = [go, "build", "-buildmode=c-shared", "-trimpath", "-ldflags", "-s -w", "-o", out, "./python/native"]
+    root = module_root()
+    described = subprocess.run(["git", "describe", "--tags", "--always", "--dirty"], cwd=root,
+                               capture_output=True, text=True) if shutil.which("git") else None
+    version = described.stdout.strip() if described and described.returncode == 0 else "dev"
+    ldflags = "-s -w -X %s/internal/buildinfo.Version=%s" % (MODULE, version)
+    cmd = [go, "build", "-buildmode=c-shared", "-trimpath", "-ldflags", ldflags, "-o", out, "./python/native"]
     print("distfeat: " + " ".join(cmd), flush=True)
-    res = subprocess.run(cmd, cwd=module_root(), env=env)
+    res = subprocess.run(cmd, cwd=root, env=env)
     if res.returncode != 0:
         sys.exit("distfeat: go build of the native library failed (exit %d)" % res.returncode)
     header = os.path.splitext(out)[0] + ".h"
