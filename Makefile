@@ -9,7 +9,7 @@ LDFLAGS := -s -w -X github.com/distfeat/distfeat/internal/buildinfo.Version=$(VE
 # loader (≈ 1 ms of every `distfeat embed` run).
 TAGS    ?= dev
 
-.PHONY: build test test-race test-arch vet staticcheck install-staticcheck bench bench-e2e bench-kcat demo fuzz soak clean
+.PHONY: build test test-race test-arch test-python vet staticcheck install-staticcheck bench bench-e2e bench-kcat demo fuzz soak clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/distfeat
@@ -48,15 +48,23 @@ test: vet
 	$(GO) test -tags dev -timeout 20m ./...
 	$(MAKE) test-race
 	$(MAKE) test-arch
+	$(MAKE) test-python
+
+# The Python package (python/, docs/python.md): `pip install ./python` into bin/pyenv (builds
+# the Go shared library with cgo), then its pytest suite against bin/distfeat and the embedded
+# broker. Missing Python dependencies skip it with the reason, and fail it under CI=true.
+test-python: build
+	scripts/test-python.sh
 
 # The race detector where there is concurrency to guard: the worker (consumer, processor,
 # window, producer, the test broker, connection probing, output files), the parallel
-# finalisation and shared adds of embedding, the parallel estimates of calibrate (its
+# finalisation and shared adds of embedding, offline's parallel sketching (the Python
+# library), the parallel estimates of calibrate (its
 # determinism tests) and the worker run in-process by cmd/distfeat. The statistical suites
 # (calibrate's accuracy studies, the marginal-transfer example, internal/numeric, nufft,
 # twosample) start no goroutines of their own and run only in `test`: under -race they took
 # 18, 3.5 and ~1 minutes on a loaded 2-core machine and guarded nothing.
-RACE_PKGS := ./consumer/ ./processor/ ./window/ ./producer/ ./embedding/ ./internal/testbroker/ ./internal/kafkaconn/ ./internal/outfile/
+RACE_PKGS := ./consumer/ ./processor/ ./window/ ./producer/ ./embedding/ ./internal/testbroker/ ./internal/kafkaconn/ ./internal/outfile/ ./offline/
 test-race:
 	$(GO) test -race -tags dev -timeout 20m $(RACE_PKGS)
 	$(GO) test -race -tags dev -timeout 10m -run '^(TestDeterministic|TestDeterministicLabelled|TestMarginalTransferChoice)$$' ./calibrate/
@@ -112,4 +120,4 @@ soak: build
 	$(BIN) soak --keys 100000 --max-open-windows 1000
 
 clean:
-	rm -rf bin
+	rm -rf bin python/build python/distfeat.egg-info
