@@ -58,6 +58,16 @@ func totalWeights(s *Spec) error {
 	return nil
 }
 
+// powInt is x^n by repeated products (n ≥ 0): math.Pow's last bit depends on the
+// architecture, and this package is on the feature path (docs/CONTRACTS.md).
+func powInt(x float64, n int) float64 {
+	p := 1.0
+	for range n {
+		p *= x
+	}
+	return p
+}
+
 // hddMemory checks the buffers hdd family i of s would allocate: at compile time (the KDE
 // operator and the projection tables), per open window (the binned counts) and per
 // finalisation (the KDE, density and projection workspace). validateHDDGrid has bounded
@@ -69,14 +79,14 @@ func hddMemory(s *Spec, i int) error {
 	if f.Mode == "marginal" {
 		gd, ngrids = 1, s.Dim
 	}
-	cells := math.Pow(g, float64(gd))
-	pad := math.Pow(g+2, float64(gd))
+	cells := powInt(g, gd)
+	pad := powInt(g+2, gd)
 	basis := numeric.CosineIndices(gd, f.Basis)
 	kmax := float64(numeric.MaxIndex(basis))
 	taps := KDETaps(f.Grid, f.KDEBandwidth)
-	op := 8 * g * taps
+	op := float64(8 * g * taps)
 	if gd == 2 { // the transposed 2-D KDE's lane table: a second copy of the weights
-		op += 8 * g * (taps + 8)
+		op += float64(8 * g * (taps + 8))
 	}
 	type buffer struct {
 		field, what string
@@ -88,15 +98,15 @@ func hddMemory(s *Spec, i int) error {
 		countsFix = "lower grid (marginal mode keeps one grid per dimension)"
 	}
 	coefLen := float64(2 * f.Lambdas * len(basis) * ngrids)
-	scratch := 8 * (2*pad + float64(ngrids)*cells + 5*cells + coefLen)
+	scratch := float64(8 * (float64(2*pad) + float64(float64(ngrids)*cells) + float64(5*cells) + coefLen))
 	for j, n := range projSuffixes(basis) {
 		if j > 0 {
-			scratch += 2 * 8 * math.Pow(g, float64(j)) * float64(n)
+			scratch += float64(2 * 8 * powInt(g, j) * float64(n))
 		}
 	}
 	if gd == 2 {
-		ld := float64((f.Grid+2+7)&^7) + 2*taps + 16
-		scratch += 8 * ((g+2)*ld + g*ld)
+		ld := float64((f.Grid+2+7)&^7) + float64(2*taps) + 16
+		scratch += float64(8 * (float64((g+2)*ld) + float64(g*ld)))
 	}
 	for _, b := range []buffer{
 		{"grid", "the KDE operator (grid × its kernel taps, built in up to 3× that)", kdeBuildFactor * op, "lower grid or kde_bandwidth"},
