@@ -66,7 +66,7 @@ type Node struct {
 	// Addr is the PLAINTEXT listener; SASL, SSL and SASLSSL are the secured listeners (empty
 	// without Options.Secure); controller is the CONTROLLER listener.
 	Addr, SASL, SSL, SASLSSL, controller string
-	heapMB                                int
+	heapMB                               int
 
 	cmd  *exec.Cmd
 	done chan struct{}
