@@ -153,10 +153,25 @@ func (c *Cluster) Bootstrap() []string {
 	return a
 }
 
-// Close stops every node (SIGTERM by PID, SIGKILL after 20 s).
+// Close stops every node: SIGTERM to each by PID at once, then SIGKILL to those still
+// running after 10 s (a node's controlled shutdown waits for a controller quorum that the
+// others, stopping too, may no longer form).
 func (c *Cluster) Close() {
 	for _, n := range c.Nodes {
-		n.Stop()
+		if n.Running() {
+			syscall.Kill(n.PID(), syscall.SIGTERM) //nolint:errcheck // it may have exited already
+		}
+	}
+	deadline := time.After(10 * time.Second)
+	for _, n := range c.Nodes {
+		if !n.Running() {
+			continue
+		}
+		select {
+		case <-n.done:
+		case <-deadline:
+			n.Kill()
+		}
 	}
 }
 
@@ -259,6 +274,53 @@ func (c *Cluster) WaitReady(ctx context.Context) error {
 		}
 		return res.Error
 	})
+}
+
+// CreateTopics creates topics of the given partition count (replicated to every node, up
+// to 3) and waits until their leaders answer for them.
+func (c *Cluster) CreateTopics(ctx context.Context, partitions int, topics ...string) error {
+	tr := &kafka.Transport{DialTimeout: 2 * time.Second}
+	defer tr.CloseIdleConnections()
+	cl := &kafka.Client{Addr: kafka.TCP(c.Bootstrap()...), Transport: tr, Timeout: 10 * time.Second}
+	req := &kafka.CreateTopicsRequest{}
+	for _, t := range topics {
+		req.Topics = append(req.Topics, kafka.TopicConfig{Topic: t, NumPartitions: partitions, ReplicationFactor: -1})
+	}
+	res, err := cl.CreateTopics(ctx, req)
+	if err != nil {
+		return fmt.Errorf("create topics: %w", err)
+	}
+	for name, e := range res.Errors {
+		if e != nil && !errors.Is(e, kafka.TopicAlreadyExists) {
+			return fmt.Errorf("create topic %s: %w", name, e)
+		}
+	}
+	for {
+		lo := &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{}}
+		for _, t := range topics {
+			for p := range partitions {
+				lo.Topics[t] = append(lo.Topics[t], kafka.FirstOffsetOf(p))
+			}
+		}
+		res, err := cl.ListOffsets(ctx, lo)
+		ready := err == nil
+		for _, t := range topics {
+			ready = ready && len(res.Topics[t]) == partitions
+			if ready {
+				for _, p := range res.Topics[t] {
+					ready = ready && p.Error == nil
+				}
+			}
+		}
+		if ready {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("topics %v not ready: %w (last error %v)", topics, ctx.Err(), err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // properties is the node's server.properties: light settings for a small machine.

@@ -111,6 +111,19 @@ func ForTestExtra(t T, partitions int, extra ...string) Env {
 	return env
 }
 
+// ForCluster is ForTest on the real cluster at brokers (plaintext, no authentication)
+// whatever DISTFEAT_TEST_BROKERS says: for a test that runs a cluster of its own.
+func ForCluster(t T, brokers []string, partitions int) Env {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	env, err := realCluster(ctx, t, strings.Join(brokers, ","), partitions, nil)
+	if err != nil {
+		t.Fatalf("testbroker: %v: %v", brokers, err)
+	}
+	return env
+}
+
 // realCluster creates uniquely named topics on the cluster listed in raw.
 func realCluster(ctx context.Context, t T, raw string, partitions int, extra []string) (Env, error) {
 	var brokers []string

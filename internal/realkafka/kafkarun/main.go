@@ -6,6 +6,7 @@
 //	go run ./internal/realkafka/kafkarun -- go test -tags dev -run TestX ./consumer/
 //	go run ./internal/realkafka/kafkarun -fetch        # only fetch the jars (CI's pre-fetch)
 //	go run ./internal/realkafka/kafkarun -nodes 3 -- sh   # a three-node cluster, a shell
+//	go run ./internal/realkafka/kafkarun -topics a,b -- CMD   # with topics a and b (one partition)
 //
 // Without Java or with a failed fetch it exits 3 with the reason (the Makefile then skips,
 // or fails under CI=true).
@@ -19,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -33,6 +35,7 @@ func run() int {
 	fetchOnly := flag.Bool("fetch", false, "only fetch the Kafka jars into the cache and print their directory")
 	nodes := flag.Int("nodes", 1, "number of KRaft nodes (the secured listeners only with 1)")
 	keep := flag.String("dir", "", "directory for the nodes' configuration, data and logs (default: a temporary one, removed at exit)")
+	topics := flag.String("topics", "", "comma-separated topics of one partition to create before running the command (scripts/kcat-ratio.sh -k)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -75,6 +78,15 @@ func run() int {
 		return 1
 	}
 	defer c.Close()
+	if *topics != "" {
+		tctx, cancel := context.WithTimeout(ctx, time.Minute)
+		err := c.CreateTopics(tctx, 1, strings.Split(*topics, ",")...)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "kafkarun: %v\n", err)
+			return 1
+		}
+	}
 	var rss int64
 	for _, n := range c.Nodes {
 		rss += n.RSS()
