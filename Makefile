@@ -98,9 +98,11 @@ bench:
 bench-e2e: build
 	$(BIN) bench
 
-# The worker against a kcat consume→produce copy, the broker in its own process (needs kcat).
+# The worker against a kcat consume→produce copy (needs kcat): on the embedded broker in its
+# own process, then on a real Apache Kafka single node (kafkarun; skipped without Java).
 bench-kcat: build
 	scripts/kcat-ratio.sh
+	@$(KAFKA_OR_SKIP); $(KAFKARUN) -topics "$$(scripts/kcat-ratio.sh -T)" -- scripts/kcat-ratio.sh -k
 
 demo: build
 	$(BIN) demo
