@@ -73,7 +73,7 @@ test-arch:
 # test-kafka-full runs every package that uses the test broker. The three-node failover test
 # (TestRealKafkaFailover, about 3 minutes, mostly the nodes' downtime) runs beside the others.
 KAFKARUN := $(GO) run ./internal/realkafka/kafkarun
-KAFKA_CMD_TESTS := "^(TestWorkerKilledMidStream|TestWorkerSIGTERM|TestHealthcheckCommand|TestWorkerKilledTimeWindows|TestThirdPartyClient|TestCalibrateFromTopic|TestIdleCloseSurvivesKill|TestWorkerPointsMatchEmbed|TestSecuredClusterEndToEnd|TestEveryMechanismEndToEnd|TestSecuredClusterFailures)$$"
+KAFKA_CMD_TESTS := "^(TestWorkerKilledMidStream|TestWorkerSIGTERM|TestHealthcheckCommand|TestWorkerKilledTimeWindows|TestThirdPartyClient|TestCalibrateFromTopic|TestIdleCloseSurvivesKill|TestWorkerPointsMatchEmbed|TestSecuredClusterEndToEnd|TestEveryMechanismEndToEnd|TestSecuredClusterFailures|TestDownstreamJSExample)$$"
 # kafkarun -fetch exits 3 when Kafka cannot run here (no Java, no Maven, fetch failed).
 KAFKA_OR_SKIP = $(KAFKARUN) -fetch; rc=$$?; \
 	if [ $$rc -eq 3 ] && [ "$$CI" = true ]; then echo "test-kafka: real Kafka unavailable (above); .ci/run installs Java and Maven" >&2; exit 1; fi; \
