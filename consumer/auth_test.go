@@ -111,8 +111,35 @@ func newSecuredHarness(t *testing.T, group string, grants []grant) *securedHarne
 		for _, g := range grants {
 			s.allow(t, g)
 		}
+		s.waitDescribable(t)
 	}
 	return s
+}
+
+// waitDescribable waits until the worker's principal sees the three topics in the metadata:
+// Kafka applies new ACLs a moment after CreateACLs returns, and a worker started before then
+// would find its topics missing (Kafka leaves topics a principal may not describe out of the
+// metadata) and stop at start-up.
+func (s *securedHarness) waitDescribable(t *testing.T) {
+	t.Helper()
+	topics := []string{s.env.Points, s.env.Features, s.env.DLQ}
+	waitUntil(t, 30*time.Second, "the worker's ACLs in force", func() bool {
+		tr := &kafka.Transport{SASL: s.worker.SASLMechanism} // a fresh metadata cache each time
+		defer tr.CloseIdleConnections()
+		ctx, cancel := testContext(5 * time.Second)
+		defer cancel()
+		md, err := (&kafka.Client{Addr: kafka.TCP(s.env.Brokers...), Transport: tr}).Metadata(ctx, &kafka.MetadataRequest{Topics: topics})
+		if err != nil {
+			return false
+		}
+		seen := 0
+		for _, tp := range md.Topics {
+			if tp.Error == nil {
+				seen++
+			}
+		}
+		return seen == len(topics)
+	})
 }
 
 // allow grants g to the worker while it runs.
