@@ -578,13 +578,19 @@ func writeKeystore(path string, cert *testbroker.Certificate) error {
 	return os.WriteFile(path, out, 0o600)
 }
 
-// clusterID is a random Kafka UUID (16 bytes, base64url without padding).
+// clusterID is a random Kafka UUID (16 bytes, base64url without padding) that does not
+// start with '-': StorageTool's argument parser would take such an ID for an option (Kafka's
+// own Uuid.randomUuid draws again for the same reason).
 func clusterID() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
+	for {
+		var b [16]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", err
+		}
+		if id := base64.RawURLEncoding.EncodeToString(b[:]); id[0] != '-' {
+			return id, nil
+		}
 	}
-	return base64.RawURLEncoding.EncodeToString(b[:]), nil
 }
 
 // freePorts are n loopback ports that were free a moment ago (the kernel picked them).

@@ -76,8 +76,19 @@ func TestKeystore(t *testing.T) {
 	}
 }
 
-// TestClusterID: a Kafka UUID, 16 random bytes in unpadded base64url, different each time.
+// TestClusterID: a Kafka UUID, 16 random bytes in unpadded base64url, different each time,
+// never starting with '-' (which StorageTool would parse as an option: one ID in 64 would,
+// so 2000 draws without the guard fail with probability 1 − (63/64)²⁰⁰⁰ ≈ 1 − 2·10⁻¹⁴).
 func TestClusterID(t *testing.T) {
+	for range 2000 {
+		id, err := clusterID()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(id, "-") {
+			t.Fatalf("cluster ID %q starts with '-'", id)
+		}
+	}
 	a, err := clusterID()
 	if err != nil {
 		t.Fatal(err)
