@@ -9,7 +9,7 @@ LDFLAGS := -s -w -X github.com/distfeat/distfeat/internal/buildinfo.Version=$(VE
 # loader (≈ 1 ms of every `distfeat embed` run).
 TAGS    ?= dev
 
-.PHONY: build test test-race test-arch test-python vet staticcheck install-staticcheck bench bench-e2e bench-kcat demo fuzz soak clean
+.PHONY: build test test-race test-arch test-python test-kafka test-kafka-full vet staticcheck install-staticcheck bench bench-e2e bench-kcat demo fuzz soak clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/distfeat
@@ -48,6 +48,7 @@ test: vet
 	$(GO) test -tags dev -timeout 20m ./...
 	$(MAKE) test-race
 	$(MAKE) test-arch
+	$(MAKE) test-kafka
 	$(MAKE) test-python
 
 # The Python package (python/, docs/python.md): `pip install ./python` into bin/pyenv (builds
@@ -90,6 +91,33 @@ test-arch:
 	else echo "test-arch: skipping the arm64 run: qemu-aarch64-static not installed (apt-get install qemu-user-static)"; fi
 	DISTFEAT_TEST_ARCH=1 $(GO) test -count=1 -timeout 15m -run '^TestEmbed(GoldenBytes|CrossArch)$$' ./cmd/distfeat/
 
+# The suites again against a real Apache Kafka (docs/real-kafka.md): internal/realkafka
+# fetches the pinned release with Maven on first use (a cache outside the repository; later
+# runs are offline) and kafkarun starts a secured single node on loopback, runs the tests
+# with DISTFEAT_TEST_BROKERS and the secured listeners in the environment, and stops it by
+# its PID; the failover test starts its own three-node cluster. Without Java or Maven (or
+# when the fetch fails) the step fails under CI=true and is skipped with the reason
+# elsewhere. KAFKA_TESTS is what `make test` runs (about 4 minutes on 2 cores);
+# test-kafka-full runs every package that uses the test broker. The three-node failover test
+# (TestRealKafkaFailover, about 3 minutes, mostly the nodes' downtime) runs beside the others.
+KAFKARUN := $(GO) run ./internal/realkafka/kafkarun
+KAFKA_CMD_TESTS := "^(TestWorkerKilledMidStream|TestWorkerSIGTERM|TestHealthcheckCommand|TestWorkerKilledTimeWindows|TestThirdPartyClient|TestCalibrateFromTopic|TestIdleCloseSurvivesKill|TestWorkerPointsMatchEmbed|TestSecuredClusterEndToEnd|TestEveryMechanismEndToEnd|TestSecuredClusterFailures|TestDownstreamJSExample)$$"
+# kafkarun -fetch exits 3 when Kafka cannot run here (no Java, no Maven, fetch failed).
+KAFKA_OR_SKIP = $(KAFKARUN) -fetch; rc=$$?; \
+	if [ $$rc -eq 3 ] && [ "$$CI" = true ]; then echo "test-kafka: real Kafka unavailable (above); .ci/run installs Java and Maven" >&2; exit 1; fi; \
+	if [ $$rc -eq 3 ]; then echo "test-kafka: skipping the real-Kafka suites: unavailable (above)"; exit 0; fi; \
+	[ $$rc -eq 0 ] || exit $$rc
+test-kafka:
+	@$(KAFKA_OR_SKIP); \
+	$(KAFKARUN) -- sh -c '$(GO) test -count=1 -tags dev -timeout 15m -run "^TestRealKafkaFailover$$" ./cmd/distfeat/ & fo=$$!; \
+		$(GO) test -count=1 -p 1 -tags dev -timeout 15m ./producer/ ./consumer/ && \
+		$(GO) test -count=1 -tags dev -timeout 15m -run $(KAFKA_CMD_TESTS) ./cmd/distfeat/; rc=$$?; \
+		wait $$fo && exit $$rc'
+
+test-kafka-full:
+	@$(KAFKA_OR_SKIP); \
+	$(KAFKARUN) -- $(GO) test -count=1 -p 1 -tags dev -timeout 30m ./producer/ ./consumer/ ./cmd/distfeat/ ./internal/testbroker/
+
 # Micro-benchmarks per family (ns/point, ns/window).
 bench:
 	$(GO) test -tags dev -run '^$$' -bench . -benchmem ./embedding/... ./internal/numeric/
@@ -98,9 +126,11 @@ bench:
 bench-e2e: build
 	$(BIN) bench
 
-# The worker against a kcat consume→produce copy, the broker in its own process (needs kcat).
+# The worker against a kcat consume→produce copy (needs kcat): on the embedded broker in its
+# own process, then on a real Apache Kafka single node (kafkarun; skipped without Java).
 bench-kcat: build
 	scripts/kcat-ratio.sh
+	@$(KAFKA_OR_SKIP); $(KAFKARUN) -topics "$$(scripts/kcat-ratio.sh -T)" -- scripts/kcat-ratio.sh -k
 
 demo: build
 	$(BIN) demo

@@ -19,6 +19,7 @@ import (
 
 	"github.com/distfeat/distfeat/internal/kafkaconn"
 	"github.com/distfeat/distfeat/internal/metrics"
+	"github.com/distfeat/distfeat/internal/realkafka"
 	"github.com/distfeat/distfeat/internal/testbroker"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/window"
@@ -44,25 +45,29 @@ func workerGrants(g string) []grant {
 }
 
 // securedHarness is a broker that requires SCRAM-SHA-256 and checks ACLs: "admin" (super
-// user) for the test's own clients, "worker" with the given grants for the worker.
+// user) for the test's own clients, "worker" with the given grants for the worker. With a
+// real Kafka named in the environment (realkafka.FromEnv) it is that broker's SASL_PLAINTEXT
+// listener, with topics and a group of unique names (name maps the default names to them)
+// and the grants created as ACLs.
 type securedHarness struct {
 	*harness
 	admin       *kafka.Transport
 	adminDialer *kafka.Dialer
 	worker      *kafka.Dialer
 	workerTr    *kafka.Transport
+	names       map[string]string // default topic and group names → this harness's
 }
 
-func newSecuredHarness(t *testing.T, grants []grant) *securedHarness {
-	t.Helper()
-	var acls []kfake.ACL
-	for _, g := range grants {
-		acls = append(acls, kfake.ACL{Resource: kmsg.ACLResourceType(g.rt), Name: g.name, Pattern: kmsg.ACLResourcePatternTypeLiteral, Operation: kmsg.ACLOperation(g.op), Allow: true})
+// name is this harness's name of a default topic or group name.
+func (s *securedHarness) name(n string) string {
+	if r, ok := s.names[n]; ok {
+		return r
 	}
-	b := startBroker(t, testbroker.Options{Partitions: 1, ACLs: true, Users: []testbroker.User{
-		{Mechanism: testbroker.MechanismSCRAM, Name: "admin", Password: "admin-pw", Super: true},
-		{Mechanism: testbroker.MechanismSCRAM, Name: "worker", Password: "worker-pw", ACLs: acls},
-	}})
+	return n
+}
+
+func newSecuredHarness(t *testing.T, group string, grants []grant) *securedHarness {
+	t.Helper()
 	mech := func(user, pw string) sasl.Mechanism {
 		m, err := scram.Mechanism(scram.SHA256, user, pw)
 		if err != nil {
@@ -70,16 +75,71 @@ func newSecuredHarness(t *testing.T, grants []grant) *securedHarness {
 		}
 		return m
 	}
-	admin, worker := mech("admin", "admin-pw"), mech("worker", "worker-pw")
+	var env testbroker.Env
+	names := map[string]string{}
+	workerPW := "worker-pw"
+	if ep, ok := realkafka.FromEnv(); ok {
+		// Topics created through the PLAINTEXT listener (a super user there), used through
+		// the SASL one.
+		env = testbroker.ForTest(t, 1)
+		env.Brokers = []string{ep.SASL}
+		names[testbroker.TopicPoints], names[testbroker.TopicFeatures], names[testbroker.TopicDLQ] = env.Points, env.Features, env.DLQ
+		names[group] = strings.TrimSuffix(env.Points, ".points") + "." + group
+		workerPW = realkafka.Users[0].Password
+	} else {
+		var acls []kfake.ACL
+		for _, g := range grants {
+			acls = append(acls, kfake.ACL{Resource: kmsg.ACLResourceType(g.rt), Name: g.name, Pattern: kmsg.ACLResourcePatternTypeLiteral, Operation: kmsg.ACLOperation(g.op), Allow: true})
+		}
+		b := startBroker(t, testbroker.Options{Partitions: 1, ACLs: true, Users: []testbroker.User{
+			{Mechanism: testbroker.MechanismSCRAM, Name: "admin", Password: "admin-pw", Super: true},
+			{Mechanism: testbroker.MechanismSCRAM, Name: "worker", Password: workerPW, ACLs: acls},
+		}})
+		env = defaultTopics(b.Addrs()[0])
+	}
+	admin, worker := mech("admin", "admin-pw"), mech("worker", workerPW)
 	s := &securedHarness{
-		harness:     newHarnessEnv(t, defaultTopics(b.Addrs()[0]), smallSpec),
+		harness:     newHarnessEnv(t, env, smallSpec),
 		admin:       &kafka.Transport{SASL: admin},
 		adminDialer: &kafka.Dialer{Timeout: 10 * time.Second, SASLMechanism: admin},
 		worker:      &kafka.Dialer{Timeout: 10 * time.Second, SASLMechanism: worker},
 		workerTr:    &kafka.Transport{SASL: worker},
+		names:       names,
 	}
 	t.Cleanup(s.admin.CloseIdleConnections)
+	if len(names) > 0 {
+		for _, g := range grants {
+			s.allow(t, g)
+		}
+		s.waitDescribable(t)
+	}
 	return s
+}
+
+// waitDescribable waits until the worker's principal sees the three topics in the metadata:
+// Kafka applies new ACLs a moment after CreateACLs returns, and a worker started before then
+// would find its topics missing (Kafka leaves topics a principal may not describe out of the
+// metadata) and stop at start-up.
+func (s *securedHarness) waitDescribable(t *testing.T) {
+	t.Helper()
+	topics := []string{s.env.Points, s.env.Features, s.env.DLQ}
+	waitUntil(t, 30*time.Second, "the worker's ACLs in force", func() bool {
+		tr := &kafka.Transport{SASL: s.worker.SASLMechanism} // a fresh metadata cache each time
+		defer tr.CloseIdleConnections()
+		ctx, cancel := testContext(5 * time.Second)
+		defer cancel()
+		md, err := (&kafka.Client{Addr: kafka.TCP(s.env.Brokers...), Transport: tr}).Metadata(ctx, &kafka.MetadataRequest{Topics: topics})
+		if err != nil {
+			return false
+		}
+		seen := 0
+		for _, tp := range md.Topics {
+			if tp.Error == nil {
+				seen++
+			}
+		}
+		return seen == len(topics)
+	})
 }
 
 // allow grants g to the worker while it runs.
@@ -89,7 +149,7 @@ func (s *securedHarness) allow(t *testing.T, g grant) {
 	defer cancel()
 	cl := &kafka.Client{Addr: kafka.TCP(s.env.Brokers...), Transport: s.admin}
 	resp, err := cl.CreateACLs(ctx, &kafka.CreateACLsRequest{ACLs: []kafka.ACLEntry{{
-		ResourceType: g.rt, ResourceName: g.name, ResourcePatternType: kafka.PatternTypeLiteral,
+		ResourceType: g.rt, ResourceName: s.name(g.name), ResourcePatternType: kafka.PatternTypeLiteral,
 		Principal: "User:worker", Host: "*", Operation: g.op, PermissionType: kafka.ACLPermissionTypeAllow,
 	}}})
 	if err == nil {
@@ -147,7 +207,7 @@ func (s *securedHarness) committedAs(t *testing.T, group string) int64 {
 	ctx, cancel := testContext(15 * time.Second)
 	defer cancel()
 	cl := &kafka.Client{Addr: kafka.TCP(s.env.Brokers...), Transport: s.admin}
-	resp, err := cl.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: group, Topics: map[string][]int{s.env.Points: {0}}})
+	resp, err := cl.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: s.name(group), Topics: map[string][]int{s.env.Points: {0}}})
 	if err != nil {
 		t.Fatalf("offset fetch: %v", err)
 	}
@@ -166,7 +226,7 @@ func (s *securedHarness) committedAs(t *testing.T, group string) int64 {
 // lost) and commits everything.
 func TestACLDenial(t *testing.T) {
 	t.Parallel()
-	skipOnRealCluster(t)
+	skipOnPlainRealCluster(t)
 	const group = "acl-group"
 	topic, grp := kafka.ResourceTypeTopic, kafka.ResourceTypeGroup
 	for _, tc := range []struct {
@@ -191,7 +251,7 @@ func TestACLDenial(t *testing.T) {
 					grants = append(grants, g)
 				}
 			}
-			s := newSecuredHarness(t, grants)
+			s := newSecuredHarness(t, group, grants)
 			features, dlq := s.collectAs(t, s.env.Features), s.collectAs(t, s.env.DLQ)
 			sets := randomSets(81, tc.name, 3, 20, 1)
 			var msgs []kafka.Message
@@ -207,7 +267,7 @@ func TestACLDenial(t *testing.T) {
 			}
 			s.produceAs(t, msgs...)
 
-			cfg := s.config(group, window.Config{})
+			cfg := s.config(s.name(group), window.Config{})
 			cfg.Dialer, cfg.Transport, cfg.User = s.worker, s.workerTr, "worker"
 			cfg.PermanentRetry = 200 * time.Millisecond
 			logs := newLogCounter(testLogger(t).Handler())
@@ -215,7 +275,11 @@ func TestACLDenial(t *testing.T) {
 
 			waitUntil(t, 60*time.Second, "the denial logged", func() bool { return logs.count(tc.logMsg) > 1 })
 			attrs := logs.lastAttrs(tc.logMsg)
-			for _, want := range []string{"User:worker", tc.resource} {
+			resource := tc.resource
+			for def, real := range s.names {
+				resource = strings.Replace(resource, `"`+def+`"`, `"`+real+`"`, 1)
+			}
+			for _, want := range []string{"User:worker", resource} {
 				if !strings.Contains(attrs, want) {
 					t.Errorf("log line %q does not name %s: %s", tc.logMsg, want, attrs)
 				}
@@ -247,8 +311,8 @@ func TestACLDenial(t *testing.T) {
 // mechanism, variables to check) instead of retrying an "unexpected EOF" forever.
 func TestWorkerAuthFailureIsFatal(t *testing.T) {
 	t.Parallel()
-	skipOnRealCluster(t)
-	s := newSecuredHarness(t, workerGrants("g"))
+	skipOnPlainRealCluster(t)
+	s := newSecuredHarness(t, "g", workerGrants("g"))
 	for _, tc := range []struct {
 		name   string
 		dialer *kafka.Dialer
@@ -259,7 +323,7 @@ func TestWorkerAuthFailureIsFatal(t *testing.T) {
 		{"no SASL", &kafka.Dialer{}, &kafka.Transport{}, []string{"requires SASL", "DISTFEAT_SASL_MECHANISM"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := s.config("g", window.Config{})
+			cfg := s.config(s.name("g"), window.Config{})
 			cfg.Dialer, cfg.Transport, cfg.User = tc.dialer, tc.tr, "worker"
 			if cfg.Transport == nil {
 				cfg.Transport = &kafka.Transport{SASL: tc.dialer.SASLMechanism}
@@ -295,4 +359,13 @@ func (s *securedHarness) adminDialerFor(t *testing.T, user, password string) *ka
 		t.Fatal(err)
 	}
 	return &kafka.Dialer{Timeout: 10 * time.Second, SASLMechanism: m}
+}
+
+// skipOnPlainRealCluster skips a test that needs SASL and ACLs when the environment names a
+// real cluster without its secured listeners (the embedded broker provides them otherwise).
+func skipOnPlainRealCluster(t *testing.T) {
+	t.Helper()
+	if _, secured := realkafka.FromEnv(); !secured {
+		skipOnRealCluster(t)
+	}
 }

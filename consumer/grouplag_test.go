@@ -29,7 +29,7 @@ func TestGroupLagCoversEveryPartition(t *testing.T) {
 			msgs = append(msgs, kafka.Message{Partition: p, Key: []byte(fmt.Sprintf("k%d-%d", p, i)), Value: []byte(`{"points":[[0.1,0.2]],"end":true}`)})
 		}
 	}
-	w := &kafka.Writer{Addr: kafka.TCP(h.env.Brokers...), Topic: h.env.Points, RequiredAcks: kafka.RequireAll,
+	w := &kafka.Writer{Addr: kafka.TCP(h.env.Brokers...), Topic: h.env.Points, RequiredAcks: kafka.RequireAll, Transport: h.tr,
 		BatchTimeout: time.Millisecond, Balancer: kafka.BalancerFunc(func(m kafka.Message, _ ...int) int { return m.Partition })}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)

@@ -37,6 +37,10 @@ type harness struct {
 	env testbroker.Env
 	emb *embedding.Embedder
 	out *schema.Output
+	// tr is the test's own clients' transport: kafka.DefaultTransport serves metadata from
+	// a process-wide cache, which on a real cluster shared by every test does not list the
+	// topics a test has just created.
+	tr *kafka.Transport
 }
 
 func newHarness(t *testing.T, partitions int, specJSON string) *harness {
@@ -55,7 +59,9 @@ func newHarnessEnv(t *testing.T, env testbroker.Env, specJSON string) *harness {
 	if err != nil {
 		t.Fatalf("embedder: %v", err)
 	}
-	return &harness{t: t, env: env, emb: emb, out: schema.NewOutput(sp, emb.Columns())}
+	tr := &kafka.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &harness{t: t, env: env, emb: emb, out: schema.NewOutput(sp, emb.Columns()), tr: tr}
 }
 
 // config returns a worker configuration with short timeouts suited to tests.
@@ -147,7 +153,7 @@ func (h *harness) produce(format string, chunk int, batches ...schema.Batch) {
 func (h *harness) produceRaw(msgs ...kafka.Message) {
 	h.t.Helper()
 	w := &kafka.Writer{Addr: kafka.TCP(h.env.Brokers...), Topic: h.env.Points, Balancer: &kafka.Murmur2Balancer{Consistent: true},
-		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond}
+		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, Transport: h.tr}
 	defer w.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), testbroker.StallTimeout)
 	defer cancel()
@@ -168,7 +174,7 @@ func (h *harness) collect(topic string) *collector {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &collector{}
 	c.cond = sync.NewCond(&c.mu)
-	client := &kafka.Client{Addr: kafka.TCP(h.env.Brokers...)}
+	client := &kafka.Client{Addr: kafka.TCP(h.env.Brokers...), Transport: h.tr}
 	md, err := client.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
 	if err != nil || len(md.Topics) != 1 {
 		h.t.Fatalf("metadata %s: %v", topic, err)

@@ -31,15 +31,7 @@ const pointsTopic = "points.features"
 // produced point against the window's delivered features (what embed --points computes).
 // The input offsets are committed once all of it is acknowledged.
 func TestWorkerPointFeatures(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	b, err := testbroker.Start(ctx, testbroker.Options{Partitions: 2,
-		Topics: []string{testbroker.TopicPoints, testbroker.TopicFeatures, testbroker.TopicDLQ, pointsTopic}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Close)
-	env := testbroker.Env{Brokers: b.Addrs(), Points: testbroker.TopicPoints, Features: testbroker.TopicFeatures, DLQ: testbroker.TopicDLQ}
+	env := testbroker.ForTestExtra(t, 2, pointsTopic)
 	sp, err := spec.ParseSpec([]byte(pointsSpec))
 	if err != nil {
 		t.Fatal(err)
@@ -48,9 +40,11 @@ func TestWorkerPointFeatures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, env: env, emb: emb, out: schema.NewOutput(sp, emb.Columns())}
+	tr := &kafka.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	h := &harness{t: t, env: env, emb: emb, out: schema.NewOutput(sp, emb.Columns()), tr: tr}
 	cfg := h.config("points", window.Config{})
-	cfg.PointsTopic = pointsTopic
+	cfg.PointsTopic = env.Extra[pointsTopic]
 	cfg.OutputBatchBytes = 64 << 10 // 128 features: about 120 points per record
 	rw := h.start(cfg, nil)
 
@@ -61,7 +55,7 @@ func TestWorkerPointFeatures(t *testing.T) {
 		want[s.Set] = s.Points
 		total += s.N
 	}
-	feats, pts := h.collect(env.Features), h.collect(pointsTopic)
+	feats, pts := h.collect(env.Features), h.collect(env.Extra[pointsTopic])
 	h.produce("json", 90, sets...)
 
 	windows := feats.waitFor(t, 60*time.Second, "6 windows", func(ms []kafka.Message) bool { return distinctWindows(ms) >= 6 })
@@ -133,7 +127,7 @@ func TestWorkerPointFeatures(t *testing.T) {
 // waitCommitted waits until the group has committed every partition's end offset.
 func waitCommitted(t *testing.T, h *harness, group string, ends map[int]int64) {
 	t.Helper()
-	client := &kafka.Client{Addr: kafka.TCP(h.env.Brokers...)}
+	client := &kafka.Client{Addr: kafka.TCP(h.env.Brokers...), Transport: h.tr}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		parts := make([]int, 0, len(ends))

@@ -49,7 +49,13 @@ func (w *Worker) checkTopics(ctx context.Context) error {
 			for _, v := range vars {
 				terr, ok := found[v.topic]
 				if !ok || errors.Is(terr, kafka.UnknownTopicOrPartition) {
-					return fmt.Errorf("consumer: %s: topic %q %w on %v (create it, or point the variable at an existing topic)", v.env, v.topic, ErrTopicMissing, w.cfg.Brokers)
+					// Kafka leaves a topic the principal may not describe out of the metadata
+					// kafka-go's transport caches, so for a SASL user "missing" may be an ACL.
+					acl := ""
+					if w.cfg.User != "" {
+						acl = fmt.Sprintf(", or grant principal User:%s describe on it", w.cfg.User)
+					}
+					return fmt.Errorf("consumer: %s: topic %q %w on %v (create it%s, or point the variable at an existing topic)", v.env, v.topic, ErrTopicMissing, w.cfg.Brokers, acl)
 				}
 				if terr != nil && err == nil {
 					err = fmt.Errorf("topic %q: %w", v.topic, terr)

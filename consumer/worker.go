@@ -314,7 +314,11 @@ func (w *Worker) Run(parent context.Context) (err error) {
 		}
 	}()
 
-	backoff := newBackoff(200*time.Millisecond, 10*time.Second)
+	// At most 2 s between join attempts: when a Kafka broker that was the group coordinator
+	// dies, joins fail until the coordinator has moved (the broker session timeout, seconds),
+	// and a longer back-off only adds to the time the group stands still after that
+	// (TestRealKafkaFailover: up to 4 s more with a 10 s cap).
+	backoff := newBackoff(200*time.Millisecond, 2*time.Second)
 	for {
 		gen, err := group.Next(ctx)
 		if ctx.Err() != nil {

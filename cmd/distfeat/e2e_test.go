@@ -184,11 +184,20 @@ func interleavedRecords(sets []schema.Batch, chunk int) []schema.Batch {
 	}
 }
 
+// privateTransport is a kafka.Transport of the test's own: kafka.DefaultTransport serves
+// metadata from a process-wide cache, which on a real cluster shared by every test does not
+// list the topics a test has just created.
+func privateTransport(t *testing.T) *kafka.Transport {
+	tr := &kafka.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	return tr
+}
+
 // produceBatches writes already-chunked batches as JSON records, in order.
 func produceBatches(t *testing.T, env testbroker.Env, batches []schema.Batch) {
 	t.Helper()
 	w := &kafka.Writer{Addr: kafka.TCP(env.Brokers...), Topic: env.Points, Balancer: &kafka.Murmur2Balancer{Consistent: true},
-		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: 200}
+		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: 200, Transport: privateTransport(t)}
 	defer w.Close()
 	msgs := make([]kafka.Message, len(batches))
 	for i, b := range batches {
@@ -555,7 +564,7 @@ func headerValue(m kafka.Message, key string) string {
 // of the topic's partitions.
 func waitCommitted(t *testing.T, env testbroker.Env, group string, partitions int, timeout time.Duration) {
 	t.Helper()
-	client := &kafka.Client{Addr: kafka.TCP(env.Brokers...), Timeout: 5 * time.Second}
+	client := &kafka.Client{Addr: kafka.TCP(env.Brokers...), Timeout: 5 * time.Second, Transport: privateTransport(t)}
 	ids := make([]int, partitions)
 	for i := range ids {
 		ids[i] = i

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,62 +14,129 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go"
+
+	"github.com/distfeat/distfeat/internal/realkafka"
 	"github.com/distfeat/distfeat/internal/testbroker"
 )
 
 // securedCluster is a TLS broker that requires SCRAM-SHA-512, with the files a client
-// needs: the CA and the worker's password.
+// needs: the CA and the worker's password. With a real Kafka named in the environment
+// (realkafka.FromEnv) it is that broker's SASL_SSL listener (SASL_PLAINTEXT without TLS),
+// with topics of unique names (topic maps the default names to them) that the users may use.
 type securedCluster struct {
 	env          testbroker.Env
 	caFile       string
 	otherCAFile  string
 	passwordFile string
+	topics       map[string]string
+}
+
+// topic is c's name of a default topic name.
+func (c securedCluster) topic(name string) string {
+	if r, ok := c.topics[name]; ok {
+		return r
+	}
+	return name
 }
 
 func startSecuredCluster(t *testing.T) securedCluster { return startCluster(t, true) }
 
+// userTopics are the topics of TestEveryMechanismEndToEnd, one set per user.
+func userTopics() []string {
+	var topics []string
+	for _, u := range []string{"alice", "bob", "worker"} {
+		topics = append(topics, u+".points", u+".features", u+".dlq")
+	}
+	return topics
+}
+
 // startCluster starts the cluster of startSecuredCluster, with a TLS listener or a plain one.
 func startCluster(t *testing.T, withTLS bool) securedCluster {
 	t.Helper()
-	cert, err := testbroker.NewCertificate("127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
 	other, err := testbroker.NewCertificate("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tlsConfig *tls.Config
-	if withTLS {
-		tlsConfig = cert.Server
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	topics := []string{testbroker.TopicPoints, testbroker.TopicFeatures, testbroker.TopicDLQ}
-	for _, u := range []string{"alice", "bob", "worker"} { // TestEveryMechanismEndToEnd's
-		topics = append(topics, u+".points", u+".features", u+".dlq")
-	}
-	b, err := testbroker.Start(ctx, testbroker.Options{Partitions: 2, Topics: topics, TLS: tlsConfig, Users: []testbroker.User{
-		{Mechanism: testbroker.MechanismSCRAM, Name: "admin", Password: "admin-pw", Super: true},
-		{Mechanism: testbroker.MechanismSCRAM5, Name: "worker", Password: "worker-secret-pw"},
-		{Mechanism: testbroker.MechanismSCRAM, Name: "bob", Password: "bob-pw"},
-		{Mechanism: testbroker.MechanismPlain, Name: "alice", Password: "alice-pw"},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Close)
 	dir := t.TempDir()
-	c := securedCluster{
-		env:    testbroker.Env{Brokers: b.Addrs(), Points: testbroker.TopicPoints, Features: testbroker.TopicFeatures, DLQ: testbroker.TopicDLQ},
-		caFile: filepath.Join(dir, "ca.pem"), otherCAFile: filepath.Join(dir, "other-ca.pem"), passwordFile: filepath.Join(dir, "password"),
+	c := securedCluster{caFile: filepath.Join(dir, "ca.pem"), otherCAFile: filepath.Join(dir, "other-ca.pem"), passwordFile: filepath.Join(dir, "password")}
+	files := map[string][]byte{c.otherCAFile: other.CAPEM, c.passwordFile: []byte("worker-secret-pw\n")}
+	if ep, ok := realkafka.FromEnv(); ok {
+		c.env = testbroker.ForTestExtra(t, 2, userTopics()...)
+		c.topics = map[string]string{testbroker.TopicPoints: c.env.Points, testbroker.TopicFeatures: c.env.Features, testbroker.TopicDLQ: c.env.DLQ}
+		for def, real := range c.env.Extra {
+			c.topics[def] = real
+		}
+		grantUsers(t, ep, strings.TrimSuffix(c.env.Points, ".points"))
+		c.env.Brokers = []string{ep.SASL}
+		if withTLS {
+			c.env.Brokers = []string{ep.SASLSSL}
+		}
+		c.caFile = ep.CAFile
+	} else {
+		cert, err := testbroker.NewCertificate("127.0.0.1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tlsConfig *tls.Config
+		if withTLS {
+			tlsConfig = cert.Server
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		topics := append([]string{testbroker.TopicPoints, testbroker.TopicFeatures, testbroker.TopicDLQ}, userTopics()...)
+		b, err := testbroker.Start(ctx, testbroker.Options{Partitions: 2, Topics: topics, TLS: tlsConfig, Users: []testbroker.User{
+			{Mechanism: testbroker.MechanismSCRAM, Name: "admin", Password: "admin-pw", Super: true},
+			{Mechanism: testbroker.MechanismSCRAM5, Name: "worker", Password: "worker-secret-pw"},
+			{Mechanism: testbroker.MechanismSCRAM, Name: "bob", Password: "bob-pw"},
+			{Mechanism: testbroker.MechanismPlain, Name: "alice", Password: "alice-pw"},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(b.Close)
+		c.env = testbroker.Env{Brokers: b.Addrs(), Points: testbroker.TopicPoints, Features: testbroker.TopicFeatures, DLQ: testbroker.TopicDLQ}
+		files[c.caFile] = cert.CAPEM
 	}
-	for path, b := range map[string][]byte{c.caFile: cert.CAPEM, c.otherCAFile: other.CAPEM, c.passwordFile: []byte("worker-secret-pw\n")} {
+	for path, b := range files {
 		if err := os.WriteFile(path, b, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return c
+}
+
+// grantUsers lets the real broker's users (realkafka.Users) use the topics named with
+// prefix and every group, as the admin through the SASL listener.
+func grantUsers(t *testing.T, ep realkafka.Endpoints, prefix string) {
+	t.Helper()
+	mech, err := testbroker.Mechanism(testbroker.MechanismSCRAM, realkafka.Admin.Name, realkafka.Admin.Password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &kafka.Transport{SASL: mech}
+	defer tr.CloseIdleConnections()
+	var acls []kafka.ACLEntry
+	for _, u := range realkafka.Users {
+		for _, r := range []struct {
+			rt      kafka.ResourceType
+			name    string
+			pattern kafka.PatternType
+		}{{kafka.ResourceTypeTopic, prefix, kafka.PatternTypePrefixed}, {kafka.ResourceTypeGroup, "*", kafka.PatternTypeLiteral}} {
+			acls = append(acls, kafka.ACLEntry{ResourceType: r.rt, ResourceName: r.name, ResourcePatternType: r.pattern,
+				Principal: "User:" + u.Name, Host: "*", Operation: kafka.ACLOperationTypeAll, PermissionType: kafka.ACLPermissionTypeAllow})
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl := &kafka.Client{Addr: kafka.TCP(ep.SASL), Transport: tr}
+	resp, err := cl.CreateACLs(ctx, &kafka.CreateACLsRequest{ACLs: acls})
+	if err == nil {
+		err = errors.Join(resp.Errors...)
+	}
+	if err != nil {
+		t.Fatalf("create ACLs: %v", err)
+	}
 }
 
 // clientEnv is the environment of a client of c: TLS with c's CA, SCRAM-SHA-512 as worker
@@ -79,6 +147,7 @@ func (c securedCluster) clientEnv(overrides ...string) []string {
 		"DISTFEAT_TLS_CA_FILE="+c.caFile,
 		"DISTFEAT_SASL_MECHANISM=scram-sha-512", "DISTFEAT_SASL_USERNAME=worker",
 		"DISTFEAT_SASL_PASSWORD_FILE="+c.passwordFile,
+		"DISTFEAT_INPUT_TOPIC="+c.env.Points, "DISTFEAT_OUTPUT_TOPIC="+c.env.Features, "DISTFEAT_DLQ_TOPIC="+c.env.DLQ,
 	), overrides...)
 }
 
@@ -130,7 +199,8 @@ func TestEveryMechanismEndToEnd(t *testing.T) {
 				if !withTLS {
 					env = append(env, "DISTFEAT_TLS_CA_FILE=")
 				}
-				topics := []string{"DISTFEAT_INPUT_TOPIC=" + u[1] + ".points", "DISTFEAT_OUTPUT_TOPIC=" + u[1] + ".features", "DISTFEAT_DLQ_TOPIC=" + u[1] + ".dlq"}
+				points, features, dlq := c.topic(u[1]+".points"), c.topic(u[1]+".features"), c.topic(u[1]+".dlq")
+				topics := []string{"DISTFEAT_INPUT_TOPIC=" + points, "DISTFEAT_OUTPUT_TOPIC=" + features, "DISTFEAT_DLQ_TOPIC=" + dlq}
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 				defer cancel()
 				produce := exec.CommandContext(ctx, binPath, "produce", "--synthetic", "gmm", "--sets", "2", "--points", "50")
@@ -138,8 +208,8 @@ func TestEveryMechanismEndToEnd(t *testing.T) {
 				if out, err := produce.CombinedOutput(); err != nil {
 					t.Fatalf("produce: %v\n%s", err, out)
 				}
-				wenv := testbroker.Env{Brokers: c.env.Brokers, Points: u[1] + ".points", Features: u[1] + ".features", DLQ: u[1] + ".dlq"}
-				startWorkerProc(t, wenv, specPath, u[1], c.clientEnv(env...)[len(os.Environ()):]...)
+				wenv := testbroker.Env{Brokers: c.env.Brokers, Points: points, Features: features, DLQ: dlq}
+				startWorkerProc(t, wenv, specPath, u[1], c.clientEnv(append(env, topics...)...)[len(os.Environ()):]...)
 				tail := exec.CommandContext(ctx, binPath, "tail", "--from-beginning", "--max", "2")
 				tail.Env = c.clientEnv(append(env, topics...)...)
 				out, err := tail.Output()

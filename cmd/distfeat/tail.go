@@ -190,10 +190,16 @@ func plainConn(brokers []string) clusterConn { return clusterConn{brokers: broke
 
 // partitionsOf lists a topic's partitions.
 func partitionsOf(ctx context.Context, cc clusterConn, topic string) ([]int, error) {
-	client := &kafka.Client{Addr: kafka.TCP(cc.brokers...), Timeout: 10 * time.Second}
-	if cc.transport != nil {
-		client.Transport = cc.transport
+	// A transport of its own when cc has none: kafka.DefaultTransport answers metadata
+	// requests from its process-wide cache, which does not list a topic created since it
+	// was filled (a long-lived process, or tests that share a real cluster).
+	tr := cc.transport
+	if tr == nil {
+		own := &kafka.Transport{}
+		defer own.CloseIdleConnections()
+		tr = own
 	}
+	client := &kafka.Client{Addr: kafka.TCP(cc.brokers...), Timeout: 10 * time.Second, Transport: tr}
 	md, err := client.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
 	if err != nil {
 		return nil, fmt.Errorf("metadata for %q from %v: %w", topic, cc.brokers, cc.explain(ctx, err, "describe", "the cluster"))

@@ -73,6 +73,18 @@ func serveWorker(ctx context.Context, cfg *config.Config, log *slog.Logger, star
 	if err != nil {
 		return err
 	}
+	// The transport's cached metadata: the worker's topics only, refreshed every second.
+	// kafka-go refreshes it only when it expires (not on NOT_LEADER_OR_FOLLOWER), so after a
+	// leader election the output writes kept going to the old leader for up to its default
+	// 6 s (a 5–7 s gap after the election in TestRealKafkaFailover). Naming the topics keeps
+	// each refresh small whatever the cluster holds, and makes Kafka answer
+	// TOPIC_AUTHORIZATION_FAILED for a topic the worker may not describe instead of leaving
+	// it out (which read as "does not exist").
+	transport.MetadataTTL = time.Second
+	transport.MetadataTopics = []string{cfg.InputTopic, cfg.OutputTopic, cfg.DLQTopic}
+	if cfg.PointsTopic != "" {
+		transport.MetadataTopics = append(transport.MetadataTopics, cfg.PointsTopic)
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := metrics.New(reg, buildinfo.String())

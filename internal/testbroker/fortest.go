@@ -60,6 +60,8 @@ type Env struct {
 	Points   string
 	Features string
 	DLQ      string
+	// Extra are the names of the further topics ForTestExtra created, by the name asked for.
+	Extra map[string]string
 }
 
 // ForTest gives the test a Kafka cluster with fresh points/features/DLQ topics of the given
@@ -72,6 +74,14 @@ type Env struct {
 // fatal error rather than a silent fall-back to the embedded broker.
 func ForTest(t T, partitions int) Env {
 	t.Helper()
+	return ForTestExtra(t, partitions)
+}
+
+// ForTestExtra is ForTest with further topics of the same partition count: named as asked
+// on the embedded broker, made unique like the others on a real cluster (Env.Extra maps
+// the one to the other).
+func ForTestExtra(t T, partitions int, extra ...string) Env {
+	t.Helper()
 	if partitions == 0 {
 		partitions = DefaultPartitions
 	}
@@ -79,23 +89,43 @@ func ForTest(t T, partitions int) Env {
 	defer cancel()
 
 	if raw, ok := os.LookupEnv(EnvBrokers); ok {
-		env, err := realCluster(ctx, t, raw, partitions)
+		env, err := realCluster(ctx, t, raw, partitions, extra)
 		if err != nil {
 			t.Fatalf("testbroker: %s=%q: %v", EnvBrokers, raw, err)
 		}
 		return env
 	}
 
-	b, err := Start(ctx, Options{Partitions: partitions})
+	env := Env{Points: TopicPoints, Features: TopicFeatures, DLQ: TopicDLQ, Extra: map[string]string{}}
+	topics := []string{TopicPoints, TopicFeatures, TopicDLQ}
+	for _, x := range extra {
+		env.Extra[x] = x
+		topics = append(topics, x)
+	}
+	b, err := Start(ctx, Options{Partitions: partitions, Topics: topics})
 	if err != nil {
 		t.Fatalf("testbroker: %v", err)
 	}
 	t.Cleanup(b.Close)
-	return Env{Brokers: b.Addrs(), Points: TopicPoints, Features: TopicFeatures, DLQ: TopicDLQ}
+	env.Brokers = b.Addrs()
+	return env
+}
+
+// ForCluster is ForTest on the real cluster at brokers (plaintext, no authentication)
+// whatever DISTFEAT_TEST_BROKERS says: for a test that runs a cluster of its own.
+func ForCluster(t T, brokers []string, partitions int) Env {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	env, err := realCluster(ctx, t, strings.Join(brokers, ","), partitions, nil)
+	if err != nil {
+		t.Fatalf("testbroker: %v: %v", brokers, err)
+	}
+	return env
 }
 
 // realCluster creates uniquely named topics on the cluster listed in raw.
-func realCluster(ctx context.Context, t T, raw string, partitions int) (Env, error) {
+func realCluster(ctx context.Context, t T, raw string, partitions int, extra []string) (Env, error) {
 	var brokers []string
 	for _, a := range strings.Split(raw, ",") {
 		if a = strings.TrimSpace(a); a != "" {
@@ -110,8 +140,12 @@ func realCluster(ctx context.Context, t T, raw string, partitions int) (Env, err
 		return Env{}, err
 	}
 	base := "distfeat-test-" + topicSafe(t.Name()) + "-" + hex.EncodeToString(suffix[:])
-	env := Env{Brokers: brokers, Points: base + ".points", Features: base + ".features", DLQ: base + ".points.dlq"}
+	env := Env{Brokers: brokers, Points: base + ".points", Features: base + ".features", DLQ: base + ".points.dlq", Extra: map[string]string{}}
 	topics := []string{env.Points, env.Features, env.DLQ}
+	for _, x := range extra {
+		env.Extra[x] = base + "." + x
+		topics = append(topics, env.Extra[x])
+	}
 
 	tr := &kafka.Transport{DialTimeout: 5 * time.Second}
 	cl := &kafka.Client{Addr: kafka.TCP(brokers...), Transport: tr, Timeout: 20 * time.Second}
@@ -145,9 +179,15 @@ func realCluster(ctx context.Context, t T, raw string, partitions int) (Env, err
 		}
 	})
 	// Topic creation is asynchronous on a real cluster: wait until metadata lists the
-	// topics with leaders, or the first produce would fail with UNKNOWN_TOPIC_OR_PARTITION.
+	// topics, or the first produce would fail with UNKNOWN_TOPIC_OR_PARTITION, and until each
+	// partition's leader answers for it: Kafka's metadata names a leader a moment before that
+	// broker has taken the partition on, and a produce in between gets NOT_LEADER_OR_FOLLOWER,
+	// which kafka.Writer does not retry.
 	for {
 		err := metadataHasTopics(ctx, cl, topics)
+		if err == nil {
+			err = leadersAnswer(ctx, cl, topics, partitions)
+		}
 		if err == nil {
 			return env, nil
 		}
@@ -175,4 +215,32 @@ func topicSafe(name string) string {
 		}
 	}
 	return sb.String()
+}
+
+// leadersAnswer checks that every partition of topics answers a ListOffsets request from its
+// leader.
+func leadersAnswer(ctx context.Context, cl *kafka.Client, topics []string, partitions int) error {
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req := &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{}}
+	for _, t := range topics {
+		for p := range partitions {
+			req.Topics[t] = append(req.Topics[t], kafka.FirstOffsetOf(p))
+		}
+	}
+	res, err := cl.ListOffsets(rctx, req)
+	if err != nil {
+		return err
+	}
+	for _, t := range topics {
+		if len(res.Topics[t]) != partitions {
+			return fmt.Errorf("topic %s: %d of %d partitions answered", t, len(res.Topics[t]), partitions)
+		}
+		for _, p := range res.Topics[t] {
+			if p.Error != nil {
+				return fmt.Errorf("topic %s partition %d: %w", t, p.Partition, p.Error)
+			}
+		}
+	}
+	return nil
 }
