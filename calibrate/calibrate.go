@@ -100,10 +100,10 @@ type Check struct {
 	// the reference's smoothing and the sample's noise (hdd; truth.go), NaN elsewhere. The
 	// feature count aims below CeilingLo.
 	R2Lo, R2Hi, CeilingLo, CeilingHi float64
-	MaxErr              float64   // largest |approximate − reference|
-	Exact               bool      // the family has no random stage: its inner products are exact
-	Approx              []float64 // approximate kernel values, pair order (i<j, row-major)
-	Truth               []float64 // exact kernel values, same order
+	MaxErr                           float64   // largest |approximate − reference|
+	Exact                            bool      // the family has no random stage: its inner products are exact
+	Approx                           []float64 // approximate kernel values, pair order (i<j, row-major)
+	Truth                            []float64 // exact kernel values, same order
 }
 
 // Result is a calibrated spec with everything needed to explain and plot it.

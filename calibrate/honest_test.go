@@ -52,7 +52,7 @@ func newTruncMix(rng *embedding.RNG, d, k int, lo, hi float64) truncMix {
 	return truncMix{m}
 }
 
-func (t truncMix) density(x []float64) float64                 { return t.m.Density(x) }
+func (t truncMix) density(x []float64) float64                { return t.m.Density(x) }
 func (t truncMix) sample(rng *embedding.RNG, n int) []float64 { return t.m.Sample(rng, n) }
 
 // heavyMix is an equal mixture of isotropic Student t distributions with 2 degrees of
@@ -271,10 +271,10 @@ func shapeCalibration(sets []Set, d int, div string) (*calibration, error) {
 
 // truthOutcome is one case's printed figures against the truth.
 type truthOutcome struct {
-	printed, lo, hi, truth    float64 // features' R²: printed estimate, its interval, true
-	ceiling, ceilingTrue      float64 // coefficient kernel's R²: estimated, true
-	features                  int
-	kde                       float64
+	printed, lo, hi, truth float64 // features' R²: printed estimate, its interval, true
+	ceiling, ceilingTrue   float64 // coefficient kernel's R²: estimated, true
+	features               int
+	kde                    float64
 }
 
 // runShapeTruth calibrates the hdd family of div on the sets (the whole search) and
