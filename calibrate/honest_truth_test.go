@@ -5,7 +5,7 @@ import "testing"
 // TestTruthIntervalShapes is issue #38's regression check of the truth estimate on data
 // calibrate was not tuned on: ten cases (seven generators — truncated mixtures of 1, 3 and
 // 12 components with hard edges inside the unit cube, Student t₂ peaks, uniform
-// rectangles, 1-D and 3-D — with their own seeds, three divergences), 24 sets of 800 points
+// rectangles, 1-D and 3-D — with their own seeds, three divergences), 20 sets of 800 points
 // each, exact kernels by Gauss–Legendre quadrature. The self-check's interval for the
 // features' R² must contain the true R² in at least 9 of the 10 cases (the requirement: an
 // interval that holds 9 times in 10), and the lower end of the ceiling's interval, which
@@ -23,7 +23,7 @@ func TestTruthIntervalShapes(t *testing.T) {
 	covered, ceilingOK := 0, 0
 	for k, tc := range cases {
 		sc := shapes[tc.shape]
-		dists, sets := shapeSets(sc, uint64(3900+k), 24, 800)
+		dists, sets := shapeSets(sc, uint64(3900+k), 20, 800)
 		exact := shapeExactRho2(dists, sc.dim)
 		o, err := fixedShapeTruth(sets, sc.dim, tc.div, exact[tc.div], 2048)
 		if err != nil {
