@@ -96,10 +96,14 @@ type Check struct {
 	// random-feature error alone); Ceiling the estimated R² of that exact kernel against
 	// the true one (what any D approaches). NaN when not measured.
 	R2Smoothed, Ceiling float64
-	MaxErr              float64   // largest |approximate − reference|
-	Exact               bool      // the family has no random stage: its inner products are exact
-	Approx              []float64 // approximate kernel values, pair order (i<j, row-major)
-	Truth               []float64 // exact kernel values, same order
+	// R2Lo, R2Hi and CeilingLo, CeilingHi are the intervals of R2 and Ceiling allowing for
+	// the reference's smoothing and the sample's noise (hdd; truth.go), NaN elsewhere. The
+	// feature count aims below CeilingLo.
+	R2Lo, R2Hi, CeilingLo, CeilingHi float64
+	MaxErr                           float64   // largest |approximate − reference|
+	Exact                            bool      // the family has no random stage: its inner products are exact
+	Approx                           []float64 // approximate kernel values, pair order (i<j, row-major)
+	Truth                            []float64 // exact kernel values, same order
 }
 
 // Result is a calibrated spec with everything needed to explain and plot it.

@@ -93,7 +93,11 @@ func (c *calibration) hddSearch(i int, hL float64, hRule string, capG, capB int,
 	s.f.Sigma = sigma
 	s.noteChoices(hs, top, tried, hRule)
 	c.note(i, "sigma", strconv.FormatFloat(sigma, 'g', -1, 64), sRule)
-	if err := s.chooseFeatures(chosen.r2); err != nil {
+	// The search compares candidates against one reference; the features and the
+	// self-check need the interval, which a second, coarser reference gives (truth.go).
+	s.ref = s.ref.withCoarse(c.smp, s.f.Divergence, s.f.Mode == "joint", c.opts.Workers)
+	ceiling, err := s.chooseFeatures()
+	if err != nil {
 		return FamilyResult{}, familyTruth{}, err
 	}
 	if c.lab != nil {
@@ -105,7 +109,7 @@ func (c *calibration) hddSearch(i int, hL float64, hRule string, capG, capB int,
 	fr.Between = sqrtAll(s.ref.corr)
 	fr.Gram = pairsToGram(kernels(s.ref.corr, sigma), len(c.smp.raw))
 	fr.Marks = append(fr.Marks, Mark{"sigma", sigma})
-	ft := familyTruth{kernel: fmt.Sprintf("exp(−ρ²/2σ²), ρ² the %s divergence between the true distributions, estimated from a fine reference KDE (h = %.3g) with its noise measured by splitting each set in halves", s.f.Divergence, s.hRef), hddRef: &s.ref, ceiling: chosen.r2}
+	ft := familyTruth{kernel: fmt.Sprintf("exp(−ρ²/2σ²), ρ² the %s divergence between the true distributions, estimated from a fine reference KDE (h = %.3g) with its noise measured by splitting each set in halves", s.f.Divergence, s.hRef), hddRef: &s.ref, ceiling: ceiling}
 	return fr, ft, nil
 }
 
@@ -239,14 +243,17 @@ func (s *hddTuner) noteChoices(hs []hddCand, top hddCand, tried []string, hRule 
 
 // chooseFeatures sets and notes D from the random-feature error at D₀ against the
 // coefficient kernel: it adds to the variance of the approximate kernel, so
-// R²(D) ≈ R²_C·var C/(var C + v₀D₀/D), r2C the coefficient kernel's R².
-func (s *hddTuner) chooseFeatures(r2C float64) error {
+// R²(D) ≈ R²_C·var C/(var C + v₀D₀/D), R²_C the coefficient kernel's R² — the lower end
+// of its interval (truthInterval), so that D is not chosen to chase an R² the data may not
+// give. It returns that R²_C.
+func (s *hddTuner) chooseFeatures() (float64, error) {
 	pilot := *s.f
 	pilot.Features = PilotFeatures
 	ev, err := s.c.evalHDD(pilot, s.ref, true)
 	if err != nil {
-		return err
+		return 0, err
 	}
+	r2C := ev.Coef.lo
 	varC := covariance(ev.C, ev.C)
 	var rule string
 	s.f.Features, rule, err = s.c.truthFeatures(r2C, varC, ev.RFFVar, func(d int) (float64, error) {
@@ -255,10 +262,13 @@ func (s *hddTuner) chooseFeatures(r2C float64) error {
 		return ev.RFFVar, err
 	})
 	if err != nil {
-		return err
+		return 0, err
+	}
+	if ev.Coef.lo < ev.Coef.est {
+		rule = fmt.Sprintf("R²_C is the lower end of the coefficient kernel's interval %.4f–%.4f (estimate %.4f; the reference's smoothing and the sample's noise, see the self-check). %s", ev.Coef.lo, ev.Coef.hi, ev.Coef.est, rule)
 	}
 	s.c.note(s.i, "features", strconv.Itoa(s.f.Features), rule)
-	return nil
+	return r2C, nil
 }
 
 // Search tolerances.

@@ -12,9 +12,14 @@ type hddEval struct {
 	// R2Coef estimates R² of the exact kernel of the family's coefficient vectors,
 	// exp(−‖A−A′‖²/2σ²), against the true kernel: the ceiling that any D approaches.
 	R2Coef float64
+	// Coef is R2Coef with its interval (truthInterval; lo = hi = R2Coef without a coarse
+	// reference).
+	Coef r2Interval
 	// R2 estimates R² of the features' inner products against the true kernel (only with
 	// features).
 	R2 float64
+	// Feat is R2 with its interval.
+	Feat r2Interval
 	// R2Smoothed is R² of the features against the exact kernel of the coefficient vectors
 	// (the random-feature error alone).
 	R2Smoothed float64
@@ -96,10 +101,17 @@ func (c *calibration) evalHDD(f spec.Family, ref hddReference, features bool) (h
 	refK := ref.refKernels(sigma)
 	dC, dR := cEst.diff(), rEst.diff()
 	ev := hddEval{C: cEst.full, Ref: refK}
-	ev.R2Coef = truthR2(cEst.full, refK, dC, dR, 0.25, 0.25)
+	var coarseK, coarseD []float64
+	if ref.coarse != nil {
+		coarseK, coarseD = ref.coarse.refKernels(sigma), ref.coarse.rho2.kernels(sigma).diff()
+	}
+	S := len(c.smp.raw)
+	ev.Coef = truthInterval(cEst.full, refK, dC, dR, coarseK, coarseD, S)
+	ev.R2Coef = ev.Coef.est
 	if features {
 		ev.X = innerPairs(column(full, 0))
-		ev.R2 = truthR2(ev.X, refK, dC, dR, 0.25, 0.25)
+		ev.Feat = truthInterval(ev.X, refK, dC, dR, coarseK, coarseD, S)
+		ev.R2 = ev.Feat.est
 		ev.R2Smoothed = stats.RSquared(ev.X, ev.C)
 		e := make([]float64, len(ev.X))
 		for k := range e {

@@ -61,7 +61,8 @@ func shiftEmbedder(t *testing.T) *embedding.Embedder {
 // than pooling in both.
 func TestMarginalTransferChoice(t *testing.T) {
 	emb := shiftEmbedder(t)
-	opts := MarginalOptions{Features: []int{128}, Lambdas: []float64{1e-3, 1e-1}, MaxPoints: 80}
+	// The spec's Ψ only: this test is about σ_P (TestMarginalTransferUnseenDomains searches Ψ).
+	opts := MarginalOptions{Features: []int{128}, Lambdas: []float64{1e-3, 1e-1}, MaxPoints: 80, PsiScales: []float64{1}}
 	for _, tc := range []struct {
 		name        string
 		informative bool

@@ -33,7 +33,8 @@ func (c *calibration) selfCheck() error {
 		return err
 	}
 	for _, t := range c.truths {
-		ck := Check{Family: t.name, Kernel: t.kernel, Exact: t.exact, R2Smoothed: math.NaN(), Ceiling: math.NaN()}
+		ck := Check{Family: t.name, Kernel: t.kernel, Exact: t.exact, R2Smoothed: math.NaN(), Ceiling: math.NaN(),
+			R2Lo: math.NaN(), R2Hi: math.NaN(), CeilingLo: math.NaN(), CeilingHi: math.NaN()}
 		switch {
 		case t.hddRef != nil:
 			f := withCoef.Families[slices.IndexFunc(withCoef.Families, func(f spec.Family) bool { return f.Name == t.name })]
@@ -43,6 +44,7 @@ func (c *calibration) selfCheck() error {
 			}
 			ck.Approx, ck.Truth, ck.Pairs = ev.X, ev.Ref, len(ev.X)
 			ck.R2, ck.R2Smoothed, ck.Ceiling = ev.R2, ev.R2Smoothed, ev.R2Coef
+			ck.R2Lo, ck.R2Hi, ck.CeilingLo, ck.CeilingHi = ev.Feat.lo, ev.Feat.hi, ev.Coef.lo, ev.Coef.hi
 			ck.MaxErr = maxAbsDiff(ck.Approx, ck.Truth)
 		case t.estimate != nil:
 			ck.Approx = innerPairs(familyVectors(full, columnIndex(emb, t.name)))

@@ -36,8 +36,14 @@ func (r *Result) WriteSummary(w io.Writer) error {
 			ew.printf("  %-16s R² not meaningful over %d set pairs (max |error| %.3f); exact kernel: %s\n", c.Family, c.Pairs, c.MaxErr, c.Kernel)
 			continue
 		}
-		ew.printf("  %-16s R² %.4f  max |error| %.3f  over %d set pairs; true kernel: %s\n", c.Family, c.R2, c.MaxErr, c.Pairs, c.Kernel)
-		if !math.IsNaN(c.Ceiling) {
+		interval := ""
+		if !math.IsNaN(c.R2Lo) {
+			interval = fmt.Sprintf(" (interval %.4f–%.4f)", c.R2Lo, c.R2Hi)
+		}
+		ew.printf("  %-16s R² %.4f%s  max |error| %.3f  over %d set pairs; true kernel: %s\n", c.Family, c.R2, interval, c.MaxErr, c.Pairs, c.Kernel)
+		if !math.IsNaN(c.CeilingLo) {
+			ew.printf("  %-16s (R² %.4f against the exact kernel of the spec's own smoothed estimate: the random-feature error alone; %.4f–%.4f the estimated ceiling any D approaches; the intervals allow for the reference's smoothing, extrapolated from a second reference at √2 its bandwidth, and two jackknife standard errors over the sets)\n", "", c.R2Smoothed, c.CeilingLo, c.CeilingHi)
+		} else if !math.IsNaN(c.Ceiling) {
 			ew.printf("  %-16s (R² %.4f against the exact kernel of the spec's own smoothed estimate: the random-feature error alone; %.4f the estimated ceiling any D approaches)\n", "", c.R2Smoothed, c.Ceiling)
 		}
 	}

@@ -48,6 +48,8 @@ type TwoSampleResult struct {
 	Bandwidth   float64
 	Bands       int
 	Frequencies int
+	// MomentWeight is the proposed moment_weight (twosample.ProposedMomentWeight).
+	MomentWeight float64
 	// Curve is the power curve over bandwidths (nil without an alternative); Best its index.
 	Curve []BandwidthPower
 	Best  int
@@ -80,7 +82,7 @@ func TwoSample(ref, alt []float64, dim int, opt TwoSampleOptions) (*TwoSampleRes
 	if err != nil {
 		return nil, fmt.Errorf("reference: %w", err)
 	}
-	res := &TwoSampleResult{Median: med, Bandwidth: med, Bands: 5, Frequencies: 20, Window: opt.Window, Alpha: opt.Alpha}
+	res := &TwoSampleResult{Median: med, Bandwidth: med, Bands: 5, Frequencies: 20, MomentWeight: twosample.ProposedMomentWeight, Window: opt.Window, Alpha: opt.Alpha}
 	if len(alt) == 0 {
 		return res, nil
 	}
@@ -230,7 +232,8 @@ func normalQuantile(p float64) float64 {
 
 // WriteSummary writes the proposal and the power curve as text.
 func (r *TwoSampleResult) WriteSummary(w io.Writer) error {
-	fmt.Fprintf(w, "two_sample: median heuristic %.4g; proposed bandwidth %.4g, bands %d, frequencies %d\n", r.Median, r.Bandwidth, r.Bands, r.Frequencies)
+	fmt.Fprintf(w, "two_sample: median heuristic %.4g; proposed bandwidth %.4g, bands %d, frequencies %d, moment_weight %g (T_mean, T_mom, T_rff weighted 0.5, %g, %g: power on a change of spread)\n",
+		r.Median, r.Bandwidth, r.Bands, r.Frequencies, r.MomentWeight, r.MomentWeight, 0.5-r.MomentWeight)
 	if r.Curve == nil {
 		_, err := fmt.Fprintln(w, "  (no --alternative: the median heuristic and the default collection, 1 … 1/16 of it)")
 		return err

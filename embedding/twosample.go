@@ -100,7 +100,7 @@ func compileTwoSample(sp *spec.Spec, idx int) (family, error) {
 	if f.ReferenceDigest != "" && digest != f.ReferenceDigest {
 		return nil, fieldErr(fmt.Errorf("%s changed since the spec was loaded (its SHA-256 is now %s)", f.ReferenceFile, digest))
 	}
-	ref, err := b.Build(twosample.Config{Ridge: f.Ridge}, NewRNG(sp.Seed, f.Name+"/null"))
+	ref, err := b.Build(twosample.Config{Ridge: f.Ridge, Weights: twosample.MomentWeights(f.MomentWeight)}, NewRNG(sp.Seed, f.Name+"/null"))
 	if err != nil {
 		return nil, fieldErr(fmt.Errorf("%s: %w", f.ReferenceFile, err))
 	}

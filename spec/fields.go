@@ -234,6 +234,13 @@ var familyFields = []familyField{
 		ref: func(f *Family) any { return &f.Frequencies }, check: intInCheck(1, 512)},
 	{name: "ridge", doc: "λ of the two-sample omnibus statistic's whitening (relative to the features' correlation matrix).",
 		ref: func(f *Family) any { return &f.Ridge }, check: positiveCheck},
+	{name: "moment_weight", doc: "Aggregation weight of the two-sample test's moment statistic T_mom, taken from the omnibus T_rff's share: T_mean, T_mom, T_rff weighted 0.5, w, 0.5 − w. calibrate --two-sample proposes 0.25 (more power on a change of spread).",
+		ref: func(f *Family) any { return &f.MomentWeight }, check: valueCheck{doc: "in (0, 0.5)", fn: func(v any) string {
+			if x := v.(float64); !(x > 0 && x < 0.5) {
+				return fmt.Sprintf("must be in (0, 0.5), not %v", x)
+			}
+			return ""
+		}}},
 	{name: "alpha", doc: "Level at which a window is counted as drifted (metrics distfeat_two_sample_flagged_total).",
 		ref: func(f *Family) any { return &f.Alpha }, check: valueCheck{doc: "in (0, 1)", fn: func(v any) string {
 			if x := v.(float64); !(x > 0 && x < 1) {

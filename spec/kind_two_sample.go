@@ -8,6 +8,8 @@ const (
 	defaultTwoSampleFrequencies = 20
 	defaultTwoSampleRidge       = 0.05
 	defaultTwoSampleAlpha       = 0.05
+	// defaultTwoSampleMomentWeight is the first aggregation's T_mom weight (0.5, 0.05, 0.45).
+	defaultTwoSampleMomentWeight = 0.05
 	// maxTwoSampleFeatures bounds D = 2·dim + 2·bands·frequencies: the reference summary
 	// holds about 5·D² float64 (40 MiB at the limit).
 	maxTwoSampleFeatures = 1024
@@ -25,6 +27,7 @@ var twoSampleKind = kindDef{
 		{field: "frequencies", role: roleDefault, def: fixed(defaultTwoSampleFrequencies)},
 		{field: "ridge", role: roleDefault, def: fixed(defaultTwoSampleRidge)},
 		{field: "alpha", role: roleDefault, def: fixed(defaultTwoSampleAlpha)},
+		{field: "moment_weight", role: roleOption, def: fixed(defaultTwoSampleMomentWeight)},
 	},
 	check: func(s *Spec, i int) error {
 		f := &s.Families[i]

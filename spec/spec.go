@@ -124,6 +124,9 @@ type Family struct {
 	Ridge float64 `json:"ridge,omitempty"`
 	// Alpha is the level at which windows are counted as flagged (metrics).
 	Alpha float64 `json:"alpha,omitempty"`
+	// MomentWeight is w of the aggregation weights 0.5, w, 0.5 − w of T_mean, T_mom, T_rff;
+	// 0 (absent) is the default 0.05 (docs/drift.md).
+	MomentWeight float64 `json:"moment_weight,omitempty"`
 	// ReferenceFile is Reference resolved (ResolveReferences); ReferenceDigest the hex
 	// SHA-256 of its content, which the canonical JSON (and so the spec_id) holds in place
 	// of the path.

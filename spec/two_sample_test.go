@@ -54,6 +54,43 @@ func TestTwoSampleReferenceInSpecID(t *testing.T) {
 	}
 }
 
+// TestTwoSampleMomentWeightKeepsSpecIDs: moment_weight (issue #38) is an option whose
+// default, 0.05, is the aggregation every earlier two_sample spec ran: absent or 0.05 the
+// spec_id (and so the output, pinned by embedding's goldens) is unchanged; another value
+// is a new spec; out of (0, 0.5) is refused.
+func TestTwoSampleMomentWeightKeepsSpecIDs(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "ref.jsonl"), []byte(`{"points": [[0.1, 0.2], [0.3, 0.4]]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	load := func(extra string) (*Spec, error) {
+		p := filepath.Join(dir, "spec.json")
+		if err := os.WriteFile(p, []byte(`{"dim": 2, "families": [{"name": "drift", "kind": "two_sample", "reference": "ref.jsonl"`+extra+`}]}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return LoadSpec(p)
+	}
+	ids := map[string]string{}
+	for _, extra := range []string{"", `, "moment_weight": 0.05`, `, "moment_weight": 0.25`} {
+		s, err := load(extra)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[extra] = s.ID()
+	}
+	if ids[""] != ids[`, "moment_weight": 0.05`] {
+		t.Errorf("moment_weight 0.05 (the default) changed the spec_id: %s vs %s", ids[`, "moment_weight": 0.05`], ids[""])
+	}
+	if ids[""] == ids[`, "moment_weight": 0.25`] {
+		t.Errorf("moment_weight 0.25 kept the default's spec_id %s", ids[""])
+	}
+	for _, bad := range []string{`, "moment_weight": 0.5`, `, "moment_weight": -0.1`} {
+		if _, err := load(bad); err == nil || !strings.Contains(err.Error(), "moment_weight") {
+			t.Errorf("%s: error %v, want one naming moment_weight", bad, err)
+		}
+	}
+}
+
 // TestTwoSampleReferenceNotRegular: a reference that is not a regular file (a device that
 // never ends, a FIFO that blocks the open until a writer comes, a directory) is refused at
 // once with an error naming the field, the file and what it is; it used to hang.

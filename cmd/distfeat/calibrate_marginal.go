@@ -140,6 +140,9 @@ func addMarginalFamily(ctx context.Context, res *calibrate.Result, labelled []ca
 	if err != nil {
 		return "", err
 	}
+	if mr.SetFamilySpec != nil {
+		res.Spec.Families = append(res.Spec.Families, *mr.SetFamilySpec)
+	}
 	res.Spec.Families = append(res.Spec.Families, mr.Family)
 	if err := res.Spec.Validate(); err != nil {
 		return "", fmt.Errorf("calibrate: the proposed marginal_transfer family: %w", err)

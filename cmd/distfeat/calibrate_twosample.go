@@ -151,7 +151,8 @@ func twoSampleSpec(in twoSampleInputs, res *calibrate.TwoSampleResult, alpha flo
 	doc := map[string]any{
 		"version": calibrate.NewestVersion, "dim": in.dim, "bounds": map[string]any{"lo": in.lo, "hi": in.hi},
 		"families": []any{map[string]any{"name": "drift", "kind": "two_sample", "reference": in.refPath,
-			"bandwidth": res.Bandwidth, "bands": res.Bands, "frequencies": res.Frequencies, "alpha": alpha}},
+			"bandwidth": res.Bandwidth, "bands": res.Bands, "frequencies": res.Frequencies, "alpha": alpha,
+			"moment_weight": res.MomentWeight}},
 	}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {

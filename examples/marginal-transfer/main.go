@@ -39,6 +39,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -205,13 +206,17 @@ func RunCase(ctx context.Context, name string, c Config) (Row, *calibrate.Margin
 		return Row{}, nil, err
 	}
 	row := Row{Case: name, ProposedFamily: res.Family, CVPooling: res.BestPooling.Accuracy, CVMarginal: res.BestMarginal.Accuracy}
+	if res.BestMarginalPsi.Name != data.Spec.Families[0].Name { // Ψ at another bandwidth than the spec's mmd family
+		sp := *data.Spec
+		sp.Families = append(slices.Clone(sp.Families), res.BestMarginalPsi)
+		if emb, err = embedding.New(&sp); err != nil {
+			return Row{}, nil, err
+		}
+	}
 	score := func(cand calibrate.MarginalCandidate, sigmaP float64) (float64, spec.Family, error) {
 		ps := spec.Family{Name: "mt", Kind: spec.KindMarginal, SigmaX: cand.SigmaX, Features: res.Chosen.Features, Pooling: cand.Pooling}
 		if !cand.Pooling {
-			ps.SetFamily, ps.SigmaP = res.Family.SetFamily, sigmaP
-			if ps.SetFamily == "" {
-				ps.SetFamily = data.Spec.Families[0].Name
-			}
+			ps.SetFamily, ps.SigmaP = res.BestMarginalPsi.Name, sigmaP
 		}
 		acc, err := TestAccuracy(emb, ps, cand.Lambda, data.Train, data.Test)
 		return acc, ps, err
