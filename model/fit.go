@@ -119,13 +119,17 @@ func Fit(x [][]float32, labels []string, o Options) (*Model, error) {
 		return nil, fmt.Errorf("model: %d sets are too few for %d folds", n, o.Folds)
 	}
 
-	full, err := newRidgePath(x, y, train)
+	var gram *mat.SymDense
+	if width > len(train) { // more features than sets: solve in the sets' (dual) space
+		gram = gramOf(x)
+	}
+	full, err := newPath(x, y, train, gram)
 	if err != nil {
 		return nil, err
 	}
 	lambdas := o.Lambdas
 	if lambdas == nil {
-		lambdas = full.defaultGrid()
+		lambdas = defaultGrid(full.meanSquaredSingular())
 	}
 	m.CV = CV{Folds: o.Folds, Seed: o.Seed, Lambdas: lambdas}
 	// out-of-fold predictions at every λ
@@ -142,12 +146,11 @@ func Fit(x [][]float32, labels []string, o Options) (*Model, error) {
 				tr = append(tr, i)
 			}
 		}
-		rp, err := newRidgePath(x, y, tr)
+		rp, err := newPath(x, y, tr, gram)
 		if err != nil {
 			return nil, err
 		}
-		for l, lam := range lambdas {
-			pred := rp.predict(x, te, lam)
+		for l, pred := range rp.predict(te, lambdas) {
 			for r, p := range at {
 				oof[l].SetRow(p, pred.RawRowView(r))
 			}
@@ -166,7 +169,7 @@ func Fit(x [][]float32, labels []string, o Options) (*Model, error) {
 	w, b := full.coefficients(m.Lambda)
 	m.Weights, m.Intercept = w, b
 	if o.Kind == Regression {
-		m.conformal(x, y, cal, full.yMean[0], o.Levels)
+		m.conformal(x, y, cal, full.targetMean()[0], o.Levels)
 	}
 	return m, nil
 }
@@ -250,66 +253,286 @@ func shuffled(n int, seed uint64) []int {
 	return p
 }
 
-// ridgePath is the thin SVD of the centred training rows, Xc = U S Vᵀ, from which the ridge
-// solution at any λ, W(λ) = V diag(s/(s²+λ)) Uᵀ Yc, costs one small product: the whole λ
-// grid for one factorisation.
-type ridgePath struct {
+// path is the ridge solution for every λ from one factorisation of the centred training
+// rows: ridge weights W(λ) = (XcᵀXc + λI)⁻¹ Xcᵀ Yc, intercept ȳ − x̄ᵀW.
+type path interface {
+	// predict is the prediction for rows te at each λ (len(te) × scores each).
+	predict(te []int, lambdas []float64) []*mat.Dense
+	// coefficients are the weight rows and intercepts at λ.
+	coefficients(lam float64) ([][]float64, []float64)
+	// meanSquaredSingular is trace(XcᵀXc) / min(n, width), the scale of the λ grid.
+	meanSquaredSingular() float64
+	targetMean() []float64
+}
+
+// newPath is the primal path (an SVD of Xc) or, given the Gram matrix of all rows, the dual
+// one (an eigendecomposition of the centred Gram matrix of the training rows).
+func newPath(x [][]float32, y *mat.Dense, rows []int, gram *mat.SymDense) (path, error) {
+	c := newCentring(x, y, rows)
+	if gram != nil {
+		return newDualPath(c, gram)
+	}
+	return newPrimalPath(c)
+}
+
+// centring holds the training rows' means and the centred targets.
+type centring struct {
+	x     [][]float32
+	rows  []int
 	xMean []float64
 	yMean []float64
-	s     []float64
-	v     *mat.Dense // width × r
-	uty   *mat.Dense // r × scores
+	yc    *mat.Dense // len(rows) × scores
 }
 
-func newRidgePath(x [][]float32, y *mat.Dense, rows []int) (*ridgePath, error) {
+func newCentring(x [][]float32, y *mat.Dense, rows []int) *centring {
 	n, width, k := len(rows), len(x[0]), y.RawMatrix().Cols
-	rp := &ridgePath{xMean: make([]float64, width), yMean: make([]float64, k)}
+	c := &centring{x: x, rows: rows, xMean: make([]float64, width), yMean: make([]float64, k), yc: mat.NewDense(n, k, nil)}
 	for _, i := range rows {
 		for j, v := range x[i] {
-			rp.xMean[j] += float64(v)
+			c.xMean[j] += float64(v)
 		}
-		for c := 0; c < k; c++ {
-			rp.yMean[c] += y.At(i, c)
+		for t := 0; t < k; t++ {
+			c.yMean[t] += y.At(i, t)
 		}
 	}
-	for j := range rp.xMean {
-		rp.xMean[j] /= float64(n)
+	for j := range c.xMean {
+		c.xMean[j] /= float64(n)
 	}
-	for c := range rp.yMean {
-		rp.yMean[c] /= float64(n)
+	for t := range c.yMean {
+		c.yMean[t] /= float64(n)
 	}
-	xc := mat.NewDense(n, width, nil)
-	yc := mat.NewDense(n, k, nil)
 	for r, i := range rows {
-		row := xc.RawRowView(r)
-		for j, v := range x[i] {
-			row[j] = float64(v) - rp.xMean[j]
-		}
-		for c := 0; c < k; c++ {
-			yc.Set(r, c, y.At(i, c)-rp.yMean[c])
+		for t := 0; t < k; t++ {
+			c.yc.Set(r, t, y.At(i, t)-c.yMean[t])
 		}
 	}
-	var svd mat.SVD
-	if !svd.Factorize(xc, mat.SVDThin) {
-		return nil, errors.New("model: the SVD of the training features did not converge")
-	}
-	rp.s = svd.Values(nil)
-	var u mat.Dense
-	rp.v = &mat.Dense{}
-	svd.UTo(&u)
-	svd.VTo(rp.v)
-	rp.uty = &mat.Dense{}
-	rp.uty.Mul(u.T(), yc)
-	return rp, nil
+	return c
 }
 
-// defaultGrid is 10^-7 … 10^2 (half decades) times the mean squared singular value.
-func (rp *ridgePath) defaultGrid() []float64 {
-	ms := 0.0
-	for _, s := range rp.s {
-		ms += s * s
+func (c *centring) targetMean() []float64 { return c.yMean }
+
+// centred is the rows idx of x minus the training mean, len(idx) × width.
+func (c *centring) centred(idx []int) *mat.Dense {
+	xc := mat.NewDense(len(idx), len(c.xMean), nil)
+	for r, i := range idx {
+		row := xc.RawRowView(r)
+		for j, v := range c.x[i] {
+			row[j] = float64(v) - c.xMean[j]
+		}
 	}
-	ms /= float64(max(len(rp.s), 1))
+	return xc
+}
+
+// coefficients turns W (width × scores) into weight rows and intercepts ȳ − x̄ᵀW.
+func (c *centring) coefficients(w *mat.Dense) ([][]float64, []float64) {
+	width, k := w.Dims()
+	rows := make([][]float64, k)
+	b := make([]float64, k)
+	for t := 0; t < k; t++ {
+		rows[t] = make([]float64, width)
+		b[t] = c.yMean[t]
+		for j := 0; j < width; j++ {
+			rows[t][j] = w.At(j, t)
+			b[t] -= rows[t][j] * c.xMean[j]
+		}
+	}
+	return rows, b
+}
+
+// shrunk is diag(f(e_i, λ)) · m, row i scaled by f(e[i]).
+func shrunk(m *mat.Dense, e []float64, f func(e float64) float64) *mat.Dense {
+	r, k := m.Dims()
+	out := mat.NewDense(r, k, nil)
+	for i := 0; i < r; i++ {
+		g := f(e[i])
+		for j := 0; j < k; j++ {
+			out.Set(i, j, g*m.At(i, j))
+		}
+	}
+	return out
+}
+
+// addMean adds the target means to every row of p.
+func (c *centring) addMean(p *mat.Dense) *mat.Dense {
+	r, k := p.Dims()
+	for i := 0; i < r; i++ {
+		for t := 0; t < k; t++ {
+			p.Set(i, t, p.At(i, t)+c.yMean[t])
+		}
+	}
+	return p
+}
+
+// primalPath is the thin SVD Xc = U S Vᵀ: W(λ) = V diag(s/(s²+λ)) Uᵀ Yc.
+type primalPath struct {
+	*centring
+	s   []float64
+	v   *mat.Dense // width × r
+	uty *mat.Dense // r × scores
+}
+
+func newPrimalPath(c *centring) (*primalPath, error) {
+	var svd mat.SVD
+	if !svd.Factorize(c.centred(c.rows), mat.SVDThin) {
+		return nil, errors.New("model: the SVD of the training features did not converge")
+	}
+	p := &primalPath{centring: c, s: svd.Values(nil), v: &mat.Dense{}, uty: &mat.Dense{}}
+	var u mat.Dense
+	svd.UTo(&u)
+	svd.VTo(p.v)
+	p.uty.Mul(u.T(), c.yc)
+	return p, nil
+}
+
+func (p *primalPath) meanSquaredSingular() float64 {
+	t := 0.0
+	for _, s := range p.s {
+		t += s * s
+	}
+	return t / float64(max(len(p.s), 1))
+}
+
+func (p *primalPath) beta(lam float64) *mat.Dense {
+	return shrunk(p.uty, p.s, func(s float64) float64 {
+		if s <= 0 {
+			return 0
+		}
+		return s / (s*s + lam)
+	})
+}
+
+func (p *primalPath) coefficients(lam float64) ([][]float64, []float64) {
+	var w mat.Dense
+	w.Mul(p.v, p.beta(lam))
+	return p.centring.coefficients(&w)
+}
+
+func (p *primalPath) predict(te []int, lambdas []float64) []*mat.Dense {
+	var xv mat.Dense
+	xv.Mul(p.centred(te), p.v)
+	out := make([]*mat.Dense, len(lambdas))
+	for l, lam := range lambdas {
+		var pr mat.Dense
+		pr.Mul(&xv, p.beta(lam))
+		out[l] = p.addMean(&pr)
+	}
+	return out
+}
+
+// dualPath is the eigendecomposition of the centred Gram matrix of the training rows,
+// Kc = Xc Xcᵀ = U E Uᵀ: the dual weights are α(λ) = U diag(1/(e+λ)) Uᵀ Yc, W = Xcᵀ α, and a
+// new row's prediction is its centred inner products with the training rows times α. Its
+// cost is O(n²) per fold once the Gram matrix of all rows is known, whatever the width.
+type dualPath struct {
+	*centring
+	gram  *mat.SymDense // all rows
+	rMean map[int]float64
+	cMean float64
+	e     []float64
+	u     *mat.Dense
+	uty   *mat.Dense
+}
+
+// gramOf is X Xᵀ of all rows.
+func gramOf(x [][]float32) *mat.SymDense {
+	xd := mat.NewDense(len(x), len(x[0]), nil)
+	for i, r := range x {
+		row := xd.RawRowView(i)
+		for j, v := range r {
+			row[j] = float64(v)
+		}
+	}
+	var g mat.SymDense
+	g.SymOuterK(1, xd)
+	return &g
+}
+
+func newDualPath(c *centring, gram *mat.SymDense) (*dualPath, error) {
+	d := &dualPath{centring: c, gram: gram, rMean: map[int]float64{}}
+	n := len(c.rows)
+	for _, a := range c.rows {
+		d.cMean += d.rowMean(a) / float64(n)
+	}
+	kc := mat.NewSymDense(n, nil)
+	for a := 0; a < n; a++ {
+		for b := a; b < n; b++ {
+			kc.SetSym(a, b, d.centredDot(c.rows[a], c.rows[b]))
+		}
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(kc, true) {
+		return nil, errors.New("model: the eigendecomposition of the training Gram matrix did not converge")
+	}
+	d.e = eig.Values(nil)
+	for i, v := range d.e {
+		d.e[i] = max(v, 0) // rounding below zero
+	}
+	d.u = &mat.Dense{}
+	eig.VectorsTo(d.u)
+	d.uty = &mat.Dense{}
+	d.uty.Mul(d.u.T(), c.yc)
+	return d, nil
+}
+
+// rowMean is the mean inner product of row i with the training rows, x_i·x̄.
+func (d *dualPath) rowMean(i int) float64 {
+	if v, ok := d.rMean[i]; ok {
+		return v
+	}
+	s := 0.0
+	for _, b := range d.rows {
+		s += d.gram.At(i, b)
+	}
+	s /= float64(len(d.rows))
+	d.rMean[i] = s
+	return s
+}
+
+// centredDot is (x_i − x̄)·(x_j − x̄).
+func (d *dualPath) centredDot(i, j int) float64 {
+	return d.gram.At(i, j) - d.rowMean(i) - d.rowMean(j) + d.cMean
+}
+
+func (d *dualPath) meanSquaredSingular() float64 {
+	t := 0.0
+	for _, e := range d.e {
+		t += e
+	}
+	return t / float64(max(min(len(d.rows), len(d.xMean)), 1))
+}
+
+func (d *dualPath) alpha(lam float64) *mat.Dense {
+	var a mat.Dense
+	a.Mul(d.u, shrunk(d.uty, d.e, func(e float64) float64 { return 1 / (e + lam) }))
+	return &a
+}
+
+func (d *dualPath) coefficients(lam float64) ([][]float64, []float64) {
+	var w mat.Dense
+	w.Mul(d.centred(d.rows).T(), d.alpha(lam))
+	return d.centring.coefficients(&w)
+}
+
+func (d *dualPath) predict(te []int, lambdas []float64) []*mat.Dense {
+	kt := mat.NewDense(len(te), len(d.rows), nil)
+	for r, i := range te {
+		for b, j := range d.rows {
+			kt.Set(r, b, d.centredDot(i, j))
+		}
+	}
+	var ku mat.Dense
+	ku.Mul(kt, d.u)
+	out := make([]*mat.Dense, len(lambdas))
+	for l, lam := range lambdas {
+		var pr mat.Dense
+		pr.Mul(&ku, shrunk(d.uty, d.e, func(e float64) float64 { return 1 / (e + lam) }))
+		out[l] = d.addMean(&pr)
+	}
+	return out
+}
+
+// defaultGrid is 10^-7 … 10^2 (half decades) times ms, the mean squared singular value.
+func defaultGrid(ms float64) []float64 {
 	if ms == 0 {
 		ms = 1
 	}
@@ -318,60 +541,4 @@ func (rp *ridgePath) defaultGrid() []float64 {
 		g = append(g, ms*math.Pow(10, float64(e)/2))
 	}
 	return g
-}
-
-// beta is W(λ) = V diag(s/(s²+λ)) Uᵀ Yc, width × scores.
-func (rp *ridgePath) beta(lam float64) *mat.Dense {
-	r, k := rp.uty.Dims()
-	c := mat.NewDense(r, k, nil)
-	for i := 0; i < r; i++ {
-		f := 0.0
-		if rp.s[i] > 0 {
-			f = rp.s[i] / (rp.s[i]*rp.s[i] + lam)
-		}
-		for j := 0; j < k; j++ {
-			c.Set(i, j, f*rp.uty.At(i, j))
-		}
-	}
-	var w mat.Dense
-	w.Mul(rp.v, c)
-	return &w
-}
-
-// coefficients are the model's weight rows and intercepts at λ.
-func (rp *ridgePath) coefficients(lam float64) ([][]float64, []float64) {
-	w := rp.beta(lam)
-	width, k := w.Dims()
-	rows := make([][]float64, k)
-	b := make([]float64, k)
-	for c := 0; c < k; c++ {
-		rows[c] = make([]float64, width)
-		b[c] = rp.yMean[c]
-		for j := 0; j < width; j++ {
-			rows[c][j] = w.At(j, c)
-			b[c] -= rows[c][j] * rp.xMean[j]
-		}
-	}
-	return rows, b
-}
-
-// predict is the ridge prediction at λ for rows te, len(te) × scores.
-func (rp *ridgePath) predict(x [][]float32, te []int, lam float64) *mat.Dense {
-	w := rp.beta(lam)
-	width, k := w.Dims()
-	xt := mat.NewDense(len(te), width, nil)
-	for r, i := range te {
-		row := xt.RawRowView(r)
-		for j, v := range x[i] {
-			row[j] = float64(v) - rp.xMean[j]
-		}
-	}
-	var p mat.Dense
-	p.Mul(xt, w)
-	for r := range te {
-		for c := 0; c < k; c++ {
-			p.Set(r, c, p.At(r, c)+rp.yMean[c])
-		}
-	}
-	return &p
 }

@@ -45,9 +45,9 @@ func laplaceNoise(r *numeric.RNG) float64 {
 // skewNoise is asymmetric: exponential minus its mean.
 func skewNoise(r *numeric.RNG) float64 { return -math.Log(1-r.Float64()) - 1 }
 
-// TestRidgeClosedForm: the SVD path's weights and intercept at every λ equal the closed-form
+// TestRidgeClosedForm: both paths' (primal SVD, dual Gram eigendecomposition) weights and intercept at every λ equal the closed-form
 // ridge solution w = (XcᵀXc + λI)⁻¹ Xcᵀ yc, b = ȳ − x̄·w, solved directly, for tall and wide
-// problems.
+// problems; their predictions are the weights' scores.
 func TestRidgeClosedForm(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -62,51 +62,73 @@ func TestRidgeClosedForm(t *testing.T) {
 				v, _ := strconv.ParseFloat(labels[i], 64)
 				y.Set(i, 0, v)
 			}
-			rp, err := newRidgePath(x, y, rows)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, lam := range []float64{1e-3, 0.1, 1, 10, 1000} {
-				w, b := rp.coefficients(lam)
-				// closed form
-				xm := make([]float64, tc.d)
-				ym := 0.0
-				for i := range x {
-					for j, v := range x[i] {
-						xm[j] += float64(v) / float64(tc.n)
-					}
-					ym += y.At(i, 0) / float64(tc.n)
+			for _, dual := range []bool{false, true} {
+				var gram *mat.SymDense
+				if dual {
+					gram = gramOf(x)
 				}
-				xc := mat.NewDense(tc.n, tc.d, nil)
-				yc := mat.NewVecDense(tc.n, nil)
-				for i := range x {
-					for j, v := range x[i] {
-						xc.Set(i, j, float64(v)-xm[j])
-					}
-					yc.SetVec(i, y.At(i, 0)-ym)
-				}
-				var a mat.Dense
-				a.Mul(xc.T(), xc)
-				for j := 0; j < tc.d; j++ {
-					a.Set(j, j, a.At(j, j)+lam)
-				}
-				var rhs, want mat.VecDense
-				rhs.MulVec(xc.T(), yc)
-				if err := want.SolveVec(&a, &rhs); err != nil {
+				rp, err := newPath(x, y, rows, gram)
+				if err != nil {
 					t.Fatal(err)
 				}
-				wantB := ym
-				for j := 0; j < tc.d; j++ {
-					wantB -= want.AtVec(j) * xm[j]
-					if d := math.Abs(w[0][j] - want.AtVec(j)); d > 1e-9*(1+math.Abs(want.AtVec(j))) {
-						t.Errorf("λ=%g w[%d] = %v, closed form %v", lam, j, w[0][j], want.AtVec(j))
-					}
-				}
-				if d := math.Abs(b[0] - wantB); d > 1e-9*(1+math.Abs(wantB)) {
-					t.Errorf("λ=%g intercept %v, closed form %v", lam, b[0], wantB)
-				}
+				checkClosedForm(t, rp, x, y, dual)
 			}
 		})
+	}
+}
+
+// checkClosedForm compares rp's weights, intercept and predictions with the closed form.
+func checkClosedForm(t *testing.T, rp path, x [][]float32, y *mat.Dense, dual bool) {
+	n, d := len(x), len(x[0])
+	lambdas := []float64{1e-3, 0.1, 1, 10, 1000}
+	preds := rp.predict([]int{0, n - 1}, lambdas)
+	for l, lam := range lambdas {
+		w, b := rp.coefficients(lam)
+		for r, i := range []int{0, n - 1} {
+			want := score(b[0], w[0], x[i])
+			if got := preds[l].At(r, 0); math.Abs(got-want) > 1e-9*(1+math.Abs(want)) {
+				t.Errorf("dual %v λ=%g: predict row %d %v, weights give %v", dual, lam, i, got, want)
+			}
+		}
+		{
+			// closed form
+			xm := make([]float64, d)
+			ym := 0.0
+			for i := range x {
+				for j, v := range x[i] {
+					xm[j] += float64(v) / float64(n)
+				}
+				ym += y.At(i, 0) / float64(n)
+			}
+			xc := mat.NewDense(n, d, nil)
+			yc := mat.NewVecDense(n, nil)
+			for i := range x {
+				for j, v := range x[i] {
+					xc.Set(i, j, float64(v)-xm[j])
+				}
+				yc.SetVec(i, y.At(i, 0)-ym)
+			}
+			var a mat.Dense
+			a.Mul(xc.T(), xc)
+			for j := 0; j < d; j++ {
+				a.Set(j, j, a.At(j, j)+lam)
+			}
+			var rhs, want mat.VecDense
+			rhs.MulVec(xc.T(), yc)
+			if err := want.SolveVec(&a, &rhs); err != nil {
+				t.Fatal(err)
+			}
+			wantB := ym
+			for j := 0; j < d; j++ {
+				wantB -= want.AtVec(j) * xm[j]
+				if d := math.Abs(w[0][j] - want.AtVec(j)); d > 1e-9*(1+math.Abs(want.AtVec(j))) {
+					t.Errorf("dual %v λ=%g w[%d] = %v, closed form %v", dual, lam, j, w[0][j], want.AtVec(j))
+				}
+			}
+			if d := math.Abs(b[0] - wantB); d > 1e-9*(1+math.Abs(wantB)) {
+				t.Errorf("dual %v λ=%g intercept %v, closed form %v", dual, lam, b[0], wantB)
+			}
+		}
 	}
 }
 

@@ -34,6 +34,8 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	format := fs.String("format", "jsonl", "output format `jsonl|arrow` (arrow: one Arrow IPC stream)")
 	skip := fs.Bool("skip-invalid", false, "report invalid lines on stderr and continue")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "parallel finalisation `workers` (output order is input order)")
+	modelPath := fs.String("model", "", "also predict with this model `file` (distfeat fit; docs/fitting.md): prediction columns in the output")
+	coverage := fs.Float64("coverage", 0.9, "--model regression: the prediction interval's `coverage` (one the model stores; 0: no interval)")
 	pointsOut := fs.String("points", "", "also write the per-point features of the spec's marginal_transfer families to `file` (- for stdout), in --format")
 	if err := parseArgs(fs, args); err != nil {
 		var positional usageError
@@ -53,6 +55,12 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	var pred *predictor
+	if *modelPath != "" {
+		if pred, err = loadPredictor(*modelPath, *coverage, sp, emb); err != nil {
+			return err
+		}
+	}
 	if *pointsOut != "" && (*pointsOut == *out && *out != "-" || *pointsOut == "-" && (*out == "-" || *out == "")) {
 		return usageError("--points and --out must be different files (give --out FILE or --points FILE)")
 	}
@@ -69,7 +77,12 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer closeIn()
-	sink, err := newFeatureSink(w, *format, sp, emb)
+	var sink featureSink
+	if pred != nil {
+		sink = newPredictionSink(w, *format, sp, emb, pred)
+	} else {
+		sink, err = newFeatureSink(w, *format, sp, emb)
+	}
 	if err != nil {
 		_ = commit(false)
 		return err
