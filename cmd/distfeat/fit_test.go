@@ -68,7 +68,8 @@ func runOK(t *testing.T, args ...string) string {
 // shapes, then embed --model predicts 30 fresh sets (another seed of the generator) in both
 // formats. The shapes are told apart at 200 points per set (cross-validated accuracy 1 on
 // mmd, hdd_js and l2 alike), so ≥ 27 of 30 right leaves room for a few hard sets. The two
-// formats carry the same classes, and the same input gives the same bytes.
+// formats carry the same classes and scores, those model.Predict gives on the output's own
+// features, and the same input gives the same bytes.
 func TestFitClassifierEmbedModel(t *testing.T) {
 	dir := t.TempDir()
 	modelPath := filepath.Join(dir, "model.json")
@@ -135,6 +136,20 @@ func TestFitClassifierEmbedModel(t *testing.T) {
 		for k, c := range m.Classes {
 			if a.Vectors[4][k] != p.Scores[c] {
 				t.Fatalf("set %s: arrow score %v, JSON %v", rec.Set, a.Vectors[4], p.Scores)
+			}
+		}
+		// and what the model package predicts from the record's own features
+		var row []float32
+		for _, c := range m.Columns {
+			row = append(row, rec.Features[c.Name]...)
+		}
+		want, err := m.Predict(row, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, c := range m.Classes {
+			if float32(want.Scores[k]) != p.Scores[c] || want.Class != p.Class {
+				t.Fatalf("set %s: embed --model %v %s, model.Predict on its features %v %s", rec.Set, p.Scores, p.Class, want.Scores, want.Class)
 			}
 		}
 		if p.Class == exampledata.ClassOf(rec.Set) {
