@@ -67,7 +67,7 @@ func runOK(t *testing.T, args ...string) string {
 // TestFitClassifierEmbedModel: fit a one-vs-rest classifier on the example sets' three
 // shapes, then embed --model predicts 30 fresh sets (another seed of the generator) in both
 // formats. The shapes are told apart at 200 points per set (cross-validated accuracy 1 on
-// mmd, hdd_js and l2 alike), so ≥ 27 of 30 right leaves room for a few hard sets. The two
+// mmd or hdd_js alone), so ≥ 27 of 30 right leaves room for a few hard sets. The two
 // formats carry the same classes and scores, those model.Predict gives on the output's own
 // features, and the same input gives the same bytes.
 func TestFitClassifierEmbedModel(t *testing.T) {
