@@ -45,7 +45,8 @@ func laplaceNoise(r *numeric.RNG) float64 {
 // skewNoise is asymmetric: exponential minus its mean.
 func skewNoise(r *numeric.RNG) float64 { return -math.Log(1-r.Float64()) - 1 }
 
-// TestRidgeClosedForm: both paths' (primal SVD, dual Gram eigendecomposition) weights and intercept at every λ equal the closed-form
+// TestRidgeClosedForm: both paths' (primal: eigendecomposition of XcᵀXc; dual: of the centred
+// Gram matrix) weights and intercept at every λ equal the closed-form
 // ridge solution w = (XcᵀXc + λI)⁻¹ Xcᵀ yc, b = ȳ − x̄·w, solved directly, for tall and wide
 // problems; their predictions are the weights' scores.
 func TestRidgeClosedForm(t *testing.T) {
