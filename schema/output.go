@@ -88,8 +88,9 @@ type outputLayout struct {
 }
 
 // newOutputLayout is the layout of the fixed columns followed by cols, with sp's canonical
-// JSON and spec_id as the schema metadata (distfeat.spec, distfeat.spec_id, in that order).
-func newOutputLayout(sp *spec.Spec, fixed []arrow.Field, cols []spec.Column) outputLayout {
+// JSON and spec_id as the schema metadata (distfeat.spec, distfeat.spec_id, in that order),
+// then the extra metadata pairs.
+func newOutputLayout(sp *spec.Spec, fixed []arrow.Field, cols []spec.Column, extra ...[2]string) outputLayout {
 	canon, id := specIdentity(sp)
 	l := outputLayout{specID: id}
 	fields := fixed
@@ -98,7 +99,11 @@ func newOutputLayout(sp *spec.Spec, fixed []arrow.Field, cols []spec.Column) out
 		l.names = append(l.names, c.Name)
 		l.lens = append(l.lens, c.Len)
 	}
-	md := arrow.NewMetadata([]string{metaSpec, metaSpecID}, []string{string(canon), id})
+	keys, vals := []string{metaSpec, metaSpecID}, []string{string(canon), id}
+	for _, kv := range extra {
+		keys, vals = append(keys, kv[0]), append(vals, kv[1])
+	}
+	md := arrow.NewMetadata(keys, vals)
 	l.schema = arrow.NewSchema(fields, &md)
 	l.enc = newStreamEncoder(l.schema)
 	return l
@@ -122,6 +127,13 @@ func NewOutput(spec *spec.Spec, cols []spec.Column) *Output {
 		{Name: colN, Type: arrow.PrimitiveTypes.Int64},
 		{Name: colSpecID, Type: arrow.BinaryTypes.String},
 	}, cols)}
+}
+
+// NewOutputMeta is NewOutput with extra schema metadata pairs (key, value) after
+// distfeat.spec and distfeat.spec_id: embed --model names its model there.
+func NewOutputMeta(spec *spec.Spec, cols []spec.Column, meta ...[2]string) *Output {
+	o := NewOutput(spec, nil)
+	return &Output{newOutputLayout(spec, o.schema.Fields()[:numFixedCols], cols, meta...)}
 }
 
 // specIdentity returns the spec's canonical JSON and ID.

@@ -36,6 +36,8 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	skip := fs.Bool("skip-invalid", false, "report invalid lines on stderr and continue")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "parallel finalisation `workers` (output order is input order)")
 	maxClipped := fs.Float64("max-clipped", processor.MaxClippedFraction, "largest `fraction` of the points that may lie outside the spec's bounds (clipped into them, out_of_bounds clip) before embed fails; 1 accepts any")
+	modelPath := fs.String("model", "", "also predict with this model `file` (distfeat fit; docs/fitting.md): prediction columns in the output")
+	coverage := fs.Float64("coverage", 0.9, "--model regression: the prediction interval's `coverage` (one the model stores; 0: no interval)")
 	pointsOut := fs.String("points", "", "also write the per-point features of the spec's marginal_transfer families to `file` (- for stdout), in --format")
 	if err := parseArgs(fs, args); err != nil {
 		var positional usageError
@@ -62,6 +64,12 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	var pred *predictor
+	if *modelPath != "" {
+		if pred, err = loadPredictor(*modelPath, *coverage, sp, emb); err != nil {
+			return err
+		}
+	}
 	if *pointsOut != "" && (*pointsOut == *out && *out != "-" || *pointsOut == "-" && (*out == "-" || *out == "")) {
 		return usageError("--points and --out must be different files (give --out FILE or --points FILE)")
 	}
@@ -78,7 +86,12 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer closeIn()
-	sink, err := newFeatureSink(w, *format, sp, emb)
+	var sink featureSink
+	if pred != nil {
+		sink = newPredictionSink(w, *format, sp, emb, pred)
+	} else {
+		sink, err = newFeatureSink(w, *format, sp, emb)
+	}
 	if err != nil {
 		_ = commit(false)
 		return err

@@ -44,6 +44,7 @@ func commands() []command {
 		{"worker", "run the streaming worker (DISTFEAT_* environment)", runWorker},
 		{"produce", "publish point sets to the input topic", runProduce},
 		{"embed", "compute features offline from JSON lines", runEmbed},
+		{"fit", "fit a model (ridge regression or classifier) on labelled sets' features", runFit},
 		{"calibrate", "propose a spec from a sample of sets, with a self-check and an HTML report", runCalibrate},
 		{"tail", "print feature records as JSON lines", runTail},
 		{"spec", "print the resolved spec, spec_id and output schema", runSpec},
