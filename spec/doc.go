@@ -48,7 +48,7 @@ func FieldReference() string {
 	}
 	fmt.Fprintf(&b, "- Memory limits: every random Fourier matrix (features/2 × its input width) and the `l2` cosine index table (basis × dim) hold at most %d entries.\n",
 		maxSpecStageWeights)
-	b.WriteString("- Family names are unique and differ from every `hdd` family's `<name>_coef` column.\n")
+	b.WriteString("- Family names are unique and differ from every `hdd` family's `<name>_coef` column and every `two_sample` family's `<name>_seq` column.\n")
 	return b.String()
 }
 

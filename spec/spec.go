@@ -124,6 +124,11 @@ type Family struct {
 	Ridge float64 `json:"ridge,omitempty"`
 	// Alpha is the level at which windows are counted as flagged (metrics).
 	Alpha float64 `json:"alpha,omitempty"`
+	// ERT turns on sequential detection (docs/drift.md): the expected number of windows
+	// between false alarms of the key's CUSUM while nothing changes; 0 (absent): off.
+	ERT float64 `json:"ert,omitempty"`
+	// CusumK is the CUSUM's reference value K (0: sequential.DefaultK).
+	CusumK float64 `json:"cusum_k,omitempty"`
 	// ReferenceFile is Reference resolved (ResolveReferences); ReferenceDigest the hex
 	// SHA-256 of its content, which the canonical JSON (and so the spec_id) holds in place
 	// of the path.

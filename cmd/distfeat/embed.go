@@ -197,6 +197,7 @@ func embedLines(ctx context.Context, emb *embedding.Embedder, r io.Reader, sink 
 		workers = 1
 	}
 	specID := emb.Spec().ID()
+	seq := processor.NewSequential(emb) // in input order, below: a set's windows in sequence
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	jobs := make(chan *embedJob, workers*2)
@@ -230,6 +231,7 @@ func embedLines(ctx context.Context, emb *embedding.Embedder, r io.Reader, sink 
 				st.invalid++
 				err = onInvalid(l.line, l.err)
 			default:
+				seq.Apply(&l.rec)
 				err = sink.Write(l.rec)
 				if err == nil && psink != nil {
 					err = psink.write(l.rec, l.points, emb.Dim())
