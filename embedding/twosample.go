@@ -280,8 +280,8 @@ func (s *twoSampleSketch) finalize(_ int64, out [][]float32) {
 }
 
 // SequentialLen is the length of a `<name>_seq` vector (docs/drift.md):
-// [statistic, threshold, ert, alarm, run, windows].
-const SequentialLen = 6
+// [statistic, threshold, ert, alarm, run].
+const SequentialLen = 5
 
 // Positions in a `<name>_seq` vector.
 const (
@@ -297,8 +297,6 @@ const (
 	// SeqRun is the number of windows, this one included, since the statistic last left
 	// 0: at an alarm, the change is estimated to have begun that many windows back.
 	SeqRun
-	// SeqWindows is the key's windows since its first or its last alarm, this one included.
-	SeqWindows
 )
 
 // SequentialColumn locates a two_sample family's sequential detector among an Embedder's

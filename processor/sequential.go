@@ -7,17 +7,30 @@ import (
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/sequential"
+	"github.com/distfeat/distfeat/window"
 )
 
 // Sequential runs the sequential detectors of an embedder's two_sample families (`ert`,
-// docs/drift.md) over each set's windows in the order they are given, filling in the
-// `<name>_seq` columns of their feature records. It reads only the records: a window's
-// p-value as written (float32), so the alarms are a pure function of the feature records of
-// a set, in order, and anyone holding them can recompute the detector. Its state is a few
-// integers per set and family. Not safe for concurrent use.
+// docs/drift.md) over each set's windows in the order they close, filling in the
+// `<name>_seq` columns of their feature records. It reads a window's p-value as written
+// (float32), so the alarms are a pure function of a set's feature records in order.
+//
+// Its state survives restarts by replay, not by storage. A set's CUSUM depends only on the
+// windows since it last was 0 (its run): restarted at 0 any earlier, it meets the original
+// once the original returns to 0, and is identical from there on. So the Processor keeps its
+// commit at or below the first record of every set's current run (Hold), and a replay from
+// the commit recomputes the p-values of the windows it re-reads (without emitting them): the
+// state, and every alarm, is the same with or without restarts. Only sets with a run in
+// progress are held in memory (a few integers each). Not safe for concurrent use.
 type Sequential struct {
-	cols  []embedding.SequentialColumn
-	state map[string][]sequential.State
+	cols []embedding.SequentialColumn
+	sets map[string]*seqSet
+}
+
+// seqSet is one set's detector states and, per family, the first record of its run.
+type seqSet struct {
+	st    []sequential.State
+	first []int64
 }
 
 // NewSequential returns the detectors of emb's sequential families, or nil if it has none.
@@ -26,23 +39,27 @@ func NewSequential(emb *embedding.Embedder) *Sequential {
 	if len(cols) == 0 {
 		return nil
 	}
-	return &Sequential{cols: cols, state: map[string][]sequential.State{}}
+	return &Sequential{cols: cols, sets: map[string]*seqSet{}}
 }
 
-// Apply folds the window of rec into its set's detectors and writes their outcome to rec's
-// `<name>_seq` vectors. A nil Sequential does nothing.
-func (s *Sequential) Apply(rec *schema.FeatureRecord) {
+// Apply folds the window of rec, whose first point is in record firstOffset, into its set's
+// detectors and writes their outcome to rec's `<name>_seq` vectors. A nil Sequential does
+// nothing.
+func (s *Sequential) Apply(rec *schema.FeatureRecord, firstOffset int64) {
 	if s == nil {
 		return
 	}
-	st, ok := s.state[rec.Set]
-	if !ok {
-		st = make([]sequential.State, len(s.cols))
-		s.state[rec.Set] = st
+	ss := s.sets[rec.Set]
+	if ss == nil {
+		ss = &seqSet{st: make([]sequential.State, len(s.cols)), first: make([]int64, len(s.cols))}
 	}
+	running := false
 	for i, c := range s.cols {
 		p := float64(rec.Vectors[c.PValue][embedding.TwoSamplePValue])
-		next, step := c.Detector.Update(st[i], p)
+		next, step := c.Detector.Update(ss.st[i], p)
+		if ss.st[i].S == 0 {
+			ss.first[i] = firstOffset // a run starts (or not) with this window
+		}
 		v := rec.Vectors[c.Column]
 		v[embedding.SeqStatistic] = float32(step.Statistic)
 		v[embedding.SeqAlarm] = 0
@@ -50,23 +67,54 @@ func (s *Sequential) Apply(rec *schema.FeatureRecord) {
 			v[embedding.SeqAlarm] = 1
 		}
 		v[embedding.SeqRun] = float32(step.Run)
-		v[embedding.SeqWindows] = float32(st[i].Windows + 1)
-		st[i] = next
+		ss.st[i] = next
+		running = running || next.S > 0
+	}
+	if running {
+		s.sets[rec.Set] = ss
+	} else {
+		delete(s.sets, rec.Set)
 	}
 }
 
-// ErrSequentialInWorker is returned by CheckWorkerSpec for a spec with sequential detection.
-var ErrSequentialInWorker = errors.New("processor: sequential detection (two_sample ert) runs in `distfeat embed` only")
+// Hold is the first record of the oldest run in progress (the commit must not pass it), or
+// −1 when no set has one.
+func (s *Sequential) Hold() int64 {
+	if s == nil {
+		return -1
+	}
+	h := int64(-1)
+	for _, ss := range s.sets {
+		for i, st := range ss.st {
+			if st.S > 0 && (h < 0 || ss.first[i] < h) {
+				h = ss.first[i]
+			}
+		}
+	}
+	return h
+}
 
-// CheckWorkerSpec refuses, for the worker, a spec whose two_sample families have `ert`:
-// the worker does not yet keep a set's detector state across restarts, rebalances and
-// replays, so its alarms would depend on when workers restart (docs/drift.md). A worker
-// must not publish such alarms silently.
-func CheckWorkerSpec(emb *embedding.Embedder) error {
-	if cols := emb.SequentialColumns(); len(cols) > 0 {
-		return fmt.Errorf("%w: family %q sets ert, but the worker cannot yet keep a set's detector state across restarts "+
-			"and rebalances; remove ert for the worker (its per-window p-values are unchanged) and run the detector over the "+
-			"feature records with `distfeat embed`", ErrSequentialInWorker, cols[0].Family)
+// Running is the number of sets with a run in progress (the detector's memory).
+func (s *Sequential) Running() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.sets)
+}
+
+// ErrSequentialInWorker is returned by CheckWorkerSpec for a spec with sequential detection
+// in a window mode that cannot hold its commit.
+var ErrSequentialInWorker = errors.New("processor: sequential detection (two_sample ert) needs set or count windows in the worker")
+
+// CheckWorkerSpec refuses, for the worker, a spec whose two_sample families have `ert` under
+// time or session windows: the commit hold that makes the detector's state survive restarts
+// (Sequential) is implemented for set and count windows only, and a worker must not publish
+// alarms that depend on when it restarted.
+func CheckWorkerSpec(emb *embedding.Embedder, mode window.Mode) error {
+	if cols := emb.SequentialColumns(); len(cols) > 0 && mode != "" && mode != window.ModeSet && mode != window.ModeCount {
+		return fmt.Errorf("%w: family %q sets ert and DISTFEAT_WINDOW is %s; use set or count windows, or remove ert "+
+			"(its per-window p-values are unchanged) and run the detector over the feature records with `distfeat embed`",
+			ErrSequentialInWorker, cols[0].Family, mode)
 	}
 	return nil
 }

@@ -47,6 +47,6 @@ var twoSampleKind = kindDef{
 	extraColumns: func(f *Family) []string { return []string{f.Name + "_seq"} },
 	rules: []string{
 		"two_sample: 2·dim + 2·bands·frequencies ≤ 1024; the reference file must exist and not be empty",
-		"two_sample: cusum_k only with ert; ert adds the column <name>_seq (statistic, threshold, ert, alarm, run, windows)",
+		"two_sample: cusum_k only with ert; ert adds the column <name>_seq (statistic, threshold, ert, alarm, run)",
 	},
 }

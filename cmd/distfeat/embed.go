@@ -231,7 +231,7 @@ func embedLines(ctx context.Context, emb *embedding.Embedder, r io.Reader, sink 
 				st.invalid++
 				err = onInvalid(l.line, l.err)
 			default:
-				seq.Apply(&l.rec)
+				seq.Apply(&l.rec, 0)
 				err = sink.Write(l.rec)
 				if err == nil && psink != nil {
 					err = psink.write(l.rec, l.points, emb.Dim())
