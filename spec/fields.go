@@ -242,9 +242,9 @@ var familyFields = []familyField{
 			return ""
 		}}},
 	{name: "ert", doc: "Sequential detection: the expected run time, in windows of one key, between false alarms while nothing changes (absent: off); adds the column <name>_seq.",
-		ref: func(f *Family) any { return &f.ERT }, check: valueCheck{doc: "10 … 1e7", fn: func(v any) string {
-			if x := v.(float64); !(x >= 10 && x <= 1e7) {
-				return fmt.Sprintf("must be in [10, 1e7] windows, not %v", x)
+		ref: func(f *Family) any { return &f.ERT }, check: valueCheck{doc: "10 … 1e6", fn: func(v any) string {
+			if x := v.(float64); !(x >= 10 && x <= 1e6) {
+				return fmt.Sprintf("must be in [10, 1e6] windows, not %v", x)
 			}
 			return ""
 		}}},
