@@ -144,15 +144,13 @@ func (d *Detector) Increment(p float64) int64 {
 	return roundHalfUp(float64(d.scale * (e - d.k)))
 }
 
-// State is one stream's detector state: a few integers, carried from window to window.
+// State is one stream's detector state: two integers, carried from window to window.
 type State struct {
 	// S is the statistic in units of 1/c.
 	S int64
 	// Run is the number of consecutive windows, ending with the last, over which S has
 	// been positive: the change is estimated to have begun Run windows ago.
 	Run int64
-	// Windows is the number of windows since the stream began or the last alarm.
-	Windows int64
 }
 
 // Step is the outcome of one window.
@@ -178,7 +176,7 @@ func (d *Detector) Update(st State, p float64) (State, Step) {
 	if step.Alarm {
 		return State{}, step
 	}
-	return State{S: s, Run: run, Windows: st.Windows + 1}, step
+	return State{S: s, Run: run}, step
 }
 
 // roundHalfUp rounds x to the nearest integer, halves up.

@@ -175,7 +175,7 @@ func TestUpdateResetsAndEstimatesChange(t *testing.T) {
 	for range 50 {
 		st, _ = d.Update(st, 0.9) // E = 0.105 < K: S stays 0
 	}
-	if st.S != 0 || st.Windows != 50 {
+	if st != (State{}) {
 		t.Fatalf("quiet windows: state %+v", st)
 	}
 	var step Step
