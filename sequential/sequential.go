@@ -21,11 +21,11 @@
 // reference: docs/drift.md), J has a known law: P(J = j) = P(E ∈ [K + (j−½)/c, K + (j+½)/c)).
 // With H states 0 … H−1 before the alarm, the mean run length from S = 0 solves the H×H
 // linear system L = 1 + Q·L (Q the transitions between non-alarm states). H is fixed
-// (Levels) and the scale c is found (regula falsi) until L_0 equals the ERT to a relative 10⁻⁹ (the solve's
-// rounding allows about 10⁻⁸ at ERT 10⁶, 2·10⁻³ at 10⁷, hence MaxERT): the
-// threshold is h = H/c in units of E. It costs a few dozen H×H solves, well under a second
-// for any ERT, and reads nothing but the ERT and K: the reference's simulated null is what
-// makes the p-values uniform.
+// (Levels) and the scale c is found by regula falsi until L_0 equals the ERT to a relative
+// 10⁻⁹ (the solve's rounding allows about that up to ERT 10⁶, only 2·10⁻³ at 10⁷, hence
+// MaxERT): the threshold is h = H/c in units of E. It costs a handful of H×H solves, under
+// a second for any ERT, and reads nothing but the ERT and K: the reference's simulated null
+// is what makes the p-values uniform.
 //
 // # After an alarm
 //
