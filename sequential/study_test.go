@@ -292,3 +292,42 @@ func meanSD(x []float64) (mean, sd float64) {
 	}
 	return mean, sd
 }
+
+// TestStudyReferenceSpread: how much one reference's sampling error moves the windows'
+// evidence −ln p (Gaussian, 100-point windows, 30 references of m points, 100 windows each),
+// and what such a level does to the run time: by the detector's Markov chain, evidence
+// exponential with mean μ has the run time of the chain with K/μ and scale c·μ.
+func TestStudyReferenceSpread(t *testing.T) {
+	studyEnabled(t)
+	for _, m := range []int{2000, 8000} {
+		r := rand.New(rand.NewPCG(5, uint64(m)))
+		g := gaussian(0, 1)
+		var es, perRef []float64
+		for range 30 {
+			rf := reference(t, r, g(r, m))
+			s := 0.0
+			for range 100 {
+				e := -math.Log(pvalue(t, rf, g(r, 100)))
+				es = append(es, e)
+				s += e
+			}
+			perRef = append(perRef, s/100)
+		}
+		mean, sd := meanSD(es)
+		_, rsd := meanSD(perRef)
+		t.Logf("m = %d: evidence mean %.3f, sd %.3f over %d windows; per-reference mean: sd %.3f (independent windows: 0.100), spread ±%.3f",
+			m, mean, sd, len(es), rsd, math.Sqrt(max(rsd*rsd-0.01, 0)))
+	}
+	for _, ert := range []float64{100, 1000} {
+		d, err := sequential.Calibrate(ert, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scale := sequential.Levels / d.Threshold()
+		var b strings.Builder
+		for _, mu := range []float64{0.86, 0.93, 1, 1.03, 1.07, 1.14} {
+			fmt.Fprintf(&b, " μ=%.2f: %.0f", mu, sequential.NullARL(d.K()/mu, scale*mu, sequential.Levels))
+		}
+		t.Logf("ERT %.0f, run time with evidence of mean μ:%s", ert, b.String())
+	}
+}
