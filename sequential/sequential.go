@@ -11,8 +11,8 @@
 //
 // and alarms when S_t ≥ H. K (default 1.5) is the reference value: windows whose evidence
 // averages more than K push S up, the others pull it down; it is the log-likelihood-ratio
-// CUSUM of Exp(1) against an exponential law of mean about 2K. S is kept in integer units of
-// 1/c (c the scale): the increments and the state are integers, so the detector is an exact
+// CUSUM of Exp(1) against an exponential law of mean m with K = ln m/(1 − 1/m) (m ≈ 2.4 for
+// K = 1.5). S is kept in integer units of 1/c (c the scale): the increments and the state are integers, so the detector is an exact
 // finite Markov chain under the null and its run length can be computed, not simulated.
 //
 // # Calibration
