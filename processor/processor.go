@@ -243,7 +243,7 @@ type CommitPoint struct {
 // replayUntil = Next (everything closed by records below Next is then delivered).
 func (p *Processor) CommitPoint() CommitPoint {
 	return CommitPoint{
-		Offset:   p.mgr.SafeOffsetHeld(p.next, p.seq.Hold()),
+		Offset:   p.mgr.SafeOffsetHeld(p.next, p.seq.Hold(p.mgr.OldestOpen(p.next))),
 		Metadata: Metadata{SpecID: p.specID, ReplayUntil: p.next, Window: p.mgr.Checkpoint()}.String(),
 	}
 }

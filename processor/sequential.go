@@ -22,9 +22,14 @@ import (
 // the commit recomputes the p-values of the windows it re-reads (without emitting them): the
 // state, and every alarm, is the same with or without restarts. Only sets with a run in
 // progress are held in memory (a few integers each). Not safe for concurrent use.
+//
+// A run is forgotten when the set's next window starts more than MaxRunRecords records after
+// it (the set went quiet): the detector restarts at 0 there, with or without a restart in
+// between, so such runs need not hold the commit and a quiet set cannot pin it forever.
 type Sequential struct {
-	cols []embedding.SequentialColumn
-	sets map[string]*seqSet
+	cols   []embedding.SequentialColumn
+	sets   map[string]*seqSet
+	maxRun int64 // MaxRunRecords (tests lower it)
 }
 
 // seqSet is one set's detector states and, per family, the first record of its run.
@@ -33,13 +38,17 @@ type seqSet struct {
 	first []int64
 }
 
+// MaxRunRecords is how many records after its first a set's run in progress holds the commit
+// (Sequential): a window of the set that starts later restarts its detector at 0.
+const MaxRunRecords = 100_000
+
 // NewSequential returns the detectors of emb's sequential families, or nil if it has none.
 func NewSequential(emb *embedding.Embedder) *Sequential {
 	cols := emb.SequentialColumns()
 	if len(cols) == 0 {
 		return nil
 	}
-	return &Sequential{cols: cols, sets: map[string]*seqSet{}}
+	return &Sequential{cols: cols, sets: map[string]*seqSet{}, maxRun: MaxRunRecords}
 }
 
 // Apply folds the window of rec, whose first point is in record firstOffset, into its set's
@@ -55,6 +64,9 @@ func (s *Sequential) Apply(rec *schema.FeatureRecord, firstOffset int64) {
 	}
 	running := false
 	for i, c := range s.cols {
+		if ss.st[i].S > 0 && ss.first[i] < firstOffset-s.maxRun {
+			ss.st[i] = sequential.State{} // a stale run: forgotten (and no longer held)
+		}
 		p := float64(rec.Vectors[c.PValue][embedding.TwoSamplePValue])
 		next, step := c.Detector.Update(ss.st[i], p)
 		if ss.st[i].S == 0 {
@@ -77,18 +89,29 @@ func (s *Sequential) Apply(rec *schema.FeatureRecord, firstOffset int64) {
 	}
 }
 
-// Hold is the first record of the oldest run in progress (the commit must not pass it), or
-// −1 when no set has one.
-func (s *Sequential) Hold() int64 {
+// Hold is the first record of the oldest run in progress that a window closing from now on
+// can continue (the commit must not pass it), or −1 when there is none. oldest is the first
+// offset of the oldest open window (or the next offset): later windows start at or after
+// it, so runs older than oldest − MaxRunRecords will be forgotten and are not held; they are
+// dropped from memory.
+func (s *Sequential) Hold(oldest int64) int64 {
 	if s == nil {
 		return -1
 	}
 	h := int64(-1)
-	for _, ss := range s.sets {
+	for set, ss := range s.sets {
+		live := false
 		for i, st := range ss.st {
-			if st.S > 0 && (h < 0 || ss.first[i] < h) {
+			if st.S == 0 || ss.first[i] < oldest-s.maxRun {
+				continue
+			}
+			live = true
+			if h < 0 || ss.first[i] < h {
 				h = ss.first[i]
 			}
+		}
+		if !live {
+			delete(s.sets, set) // its next window would forget every run: the same as none
 		}
 	}
 	return h

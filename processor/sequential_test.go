@@ -77,10 +77,22 @@ func TestSequentialReplay(t *testing.T) {
 			seqCol = i
 		}
 	}
-	for _, wc := range []window.Config{{Mode: "set"}, {Mode: "count", Size: 30}, {Mode: "count", Size: 30, Hop: 10}} {
-		t.Run(fmt.Sprintf("%s/%d/%d", wc.Mode, wc.Size, wc.Hop), func(t *testing.T) {
+	for _, tc := range []struct {
+		wc     window.Config
+		maxRun int64 // 0: MaxRunRecords
+	}{{wc: window.Config{Mode: "set"}}, {wc: window.Config{Mode: "count", Size: 30}}, {wc: window.Config{Mode: "count", Size: 30, Hop: 10}},
+		{wc: window.Config{Mode: "set"}, maxRun: 12}} {
+		wc := tc.wc
+		newProc := func() *Processor {
+			p, _ := e.newProc(Config{Window: wc}, nil)
+			if tc.maxRun > 0 {
+				p.seq.maxRun = tc.maxRun // runs longer than that are forgotten, with or without a restart
+			}
+			return p
+		}
+		t.Run(fmt.Sprintf("%s/%d/%d/maxrun%d", wc.Mode, wc.Size, wc.Hop, tc.maxRun), func(t *testing.T) {
 			recs := seqStream(t, 150, wc.Mode == "set")
-			ref, _ := e.newProc(Config{Window: wc}, nil)
+			ref := newProc()
 			after, cps := referenceOutputs(t, ref, recs)
 			alarms := map[string]int{}
 			for set, ws := range e.windowsBySet(after[0]) {
@@ -91,7 +103,7 @@ func TestSequentialReplay(t *testing.T) {
 				}
 			}
 			held := 0
-			plain, _ := e.newProc(Config{Window: wc}, nil) // the windows' own cut, for comparison
+			plain := newProc() // the windows' own cut, for comparison
 			for k := 1; k <= len(recs); k++ {
 				if _, err := plain.Process(recs[k-1]); err != nil {
 					t.Fatal(err)
@@ -102,11 +114,11 @@ func TestSequentialReplay(t *testing.T) {
 			}
 			t.Logf("%d windows, alarms per set %v; commit held by a run at %d of %d commit points", len(after[0]), alarms, held, len(recs))
 			// Sliding windows hold the commit further back themselves (their first panes).
-			if alarms["c"] == 0 || held == 0 && wc.Hop == 0 {
+			if alarms["c"] == 0 || held == 0 && wc.Hop == 0 && tc.maxRun == 0 {
 				t.Fatalf("the stream does not exercise the detector: alarms %v, %d held commits", alarms, held)
 			}
 			for k := 1; k < len(recs); k++ {
-				p, _ := e.newProc(Config{Window: wc}, nil)
+				p := newProc()
 				if err := p.Restore(cps[k].Metadata, cps[k].Offset); err != nil {
 					t.Fatalf("k=%d: Restore: %v", k, err)
 				}
@@ -116,6 +128,49 @@ func TestSequentialReplay(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSequentialQuietSetReleasesCommit: a set that leaves a run in progress and goes quiet
+// holds the commit only until the partition has moved MaxRunRecords past the run (lowered
+// here), and then its state is dropped.
+func TestSequentialQuietSetReleasesCommit(t *testing.T) {
+	e := seqEnv(t)
+	p, _ := e.newProc(Config{}, nil)
+	p.seq.maxRun = 20
+	r := rand.New(rand.NewPCG(37, 3))
+	window := func(set string, dx float64) Record {
+		pts := make([]float64, 60)
+		for j := 0; j < 60; j += 2 {
+			pts[j], pts[j+1] = 0.5+dx+0.1*r.NormFloat64(), 0.5+0.1*r.NormFloat64()
+		}
+		return arrowRec(set, encodeArrow(t, schema.Batch{Set: set, Points: pts, N: 30, End: true}))
+	}
+	// "q": shifted windows until its statistic is positive (a run starts), then silence.
+	var recs []Record
+	for i := 0; i < 20 && p.seq.Running() == 0; i++ {
+		recs = numbered(0, append(recs, window("q", 0.04))...)
+		processAll(t, p, recs[len(recs)-1:], 1)
+	}
+	if p.seq.Running() != 1 {
+		t.Fatal("set q never started a run")
+	}
+	first := p.seq.sets["q"].first[0]
+	if cp := p.CommitPoint(); cp.Offset > first {
+		t.Fatalf("commit %d passes q's run at %d", cp.Offset, first)
+	}
+	// Other sets' windows, steady; q's run stays held until 20 records past it.
+	for k := 0; k < 40; k++ {
+		recs = numbered(0, append(recs, window(fmt.Sprintf("s%d", k%3), 0))...)
+		processAll(t, p, recs[len(recs)-1:], 1)
+		cp := p.CommitPoint()
+		held := cp.Offset <= first
+		if want := p.Next() <= first+20; held != want {
+			t.Fatalf("after %d records: commit %d, q's run at %d held %v, want %v", p.Next(), cp.Offset, first, held, want)
+		}
+	}
+	if _, ok := p.seq.sets["q"]; ok {
+		t.Error("q's stale run still in memory")
 	}
 }
 

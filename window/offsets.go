@@ -66,6 +66,15 @@ func (m *Manager[S]) addSpan(a, b, me int64) {
 // Checkpoint describes the cut computed by the latest call, so call the two together.
 func (m *Manager[S]) SafeOffset(next int64) int64 { return m.SafeOffsetHeld(next, -1) }
 
+// OldestOpen returns the first offset of the oldest open pane, or next when none is open:
+// every window that closes from now on has its first point at or after it.
+func (m *Manager[S]) OldestOpen(next int64) int64 {
+	if p := m.fifo.front(); p != nil && p.firstOff < next {
+		return p.firstOff
+	}
+	return next
+}
+
 // SafeOffsetHeld is SafeOffset with the cut also at or below hold (set and count modes;
 // hold < 0: none): the highest C ≤ min(next, hold) that no window crosses, so that a replay
 // from it reads whole windows from the record hold on. The processor holds the commit this
