@@ -231,7 +231,7 @@ func embedLines(ctx context.Context, emb *embedding.Embedder, r io.Reader, sink 
 				st.invalid++
 				err = onInvalid(l.line, l.err)
 			default:
-				seq.Apply(&l.rec, 0)
+				seq.Apply(&l.rec, int64(l.line)) // a line is a record: a run quiet for MaxRunRecords lines restarts
 				err = sink.Write(l.rec)
 				if err == nil && psink != nil {
 					err = psink.write(l.rec, l.points, emb.Dim())
