@@ -16,7 +16,7 @@ import (
 // The studies here run the whole per-window test (twosample, the family's default
 // collection) on simulated streams; they take minutes, so they run only with
 // DISTFEAT_SEQ_STUDY=1 (docs/drift.md quotes their output). DISTFEAT_SEQ_STREAMS sets the
-// streams per row.
+// streams per row, DISTFEAT_SEQ_ERT one ERT for TestStudyRunLengthFullPipeline.
 
 func studyEnabled(t *testing.T) int {
 	t.Helper()
@@ -113,7 +113,15 @@ func pvalue(t *testing.T, rf *twosample.Reference, x []float64) float64 {
 func TestStudyRunLengthFullPipeline(t *testing.T) {
 	streams := studyEnabled(t)
 	const n, m, perRef = 100, 2000, 10
-	for _, ert := range []float64{100, 1000} {
+	erts := []float64{100, 1000}
+	if s := os.Getenv("DISTFEAT_SEQ_ERT"); s != "" { // one ERT only
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			t.Fatalf("DISTFEAT_SEQ_ERT=%q: %v", s, err)
+		}
+		erts = []float64{v}
+	}
+	for _, ert := range erts {
 		d, err := sequential.Calibrate(ert, 0)
 		if err != nil {
 			t.Fatal(err)
