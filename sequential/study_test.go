@@ -16,7 +16,8 @@ import (
 // The studies here run the whole per-window test (twosample, the family's default
 // collection) on simulated streams; they take minutes, so they run only with
 // DISTFEAT_SEQ_STUDY=1 (docs/drift.md quotes their output). DISTFEAT_SEQ_STREAMS sets the
-// streams per row, DISTFEAT_SEQ_ERT one ERT for TestStudyRunLengthFullPipeline.
+// streams per row; DISTFEAT_SEQ_ERT (one ERT) and DISTFEAT_SEQ_REF_POINTS (the reference's
+// size, default 2000) set TestStudyRunLengthFullPipeline's.
 
 func studyEnabled(t *testing.T) int {
 	t.Helper()
@@ -112,7 +113,15 @@ func pvalue(t *testing.T, rf *twosample.Reference, x []float64) float64 {
 // the calibrated quantity.
 func TestStudyRunLengthFullPipeline(t *testing.T) {
 	streams := studyEnabled(t)
-	const n, m, perRef = 100, 2000, 10
+	const n, perRef = 100, 10
+	m := 2000
+	if s := os.Getenv("DISTFEAT_SEQ_REF_POINTS"); s != "" { // the reference's size
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 100 {
+			t.Fatalf("DISTFEAT_SEQ_REF_POINTS=%q: want an integer ≥ 100", s)
+		}
+		m = v
+	}
 	erts := []float64{100, 1000}
 	if s := os.Getenv("DISTFEAT_SEQ_ERT"); s != "" { // one ERT only
 		v, err := strconv.ParseFloat(s, 64)
@@ -149,8 +158,8 @@ func TestStudyRunLengthFullPipeline(t *testing.T) {
 			}
 			mean, sd := meanSD(rl)
 			dist, p := sequential.KSGeometric(rl, ert)
-			t.Logf("full pipeline, %s, ERT %.0f: mean run length %.1f ± %.1f (%+.1f%%), KS distance %.3f p %.3f, %d streams",
-				pr.name, ert, mean, sd/math.Sqrt(float64(streams)), 100*(mean/ert-1), dist, p, streams)
+			t.Logf("full pipeline, %d-point references, %s, ERT %.0f: mean run length %.1f ± %.1f (%+.1f%%), KS distance %.3f p %.3f, %d streams",
+				m, pr.name, ert, mean, sd/math.Sqrt(float64(streams)), 100*(mean/ert-1), dist, p, streams)
 		}
 	}
 }
