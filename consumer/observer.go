@@ -22,10 +22,11 @@ type observer struct {
 }
 
 var (
-	_ processor.Observer      = (*observer)(nil)
-	_ processor.PointObserver = (*observer)(nil)
-	_ processor.DriftObserver = (*observer)(nil)
-	_ processor.ClipObserver  = (*observer)(nil)
+	_ processor.Observer           = (*observer)(nil)
+	_ processor.PointObserver      = (*observer)(nil)
+	_ processor.DriftObserver      = (*observer)(nil)
+	_ processor.ClipObserver       = (*observer)(nil)
+	_ processor.SequentialObserver = (*observer)(nil)
 )
 
 // OnRecord counts records_total{result}.
@@ -85,6 +86,16 @@ func (o *observer) OnTwoSample(family string, pValue float64, flagged bool) {
 	o.m.TwoSamplePValue.WithLabelValues(family).Observe(pValue)
 	if flagged {
 		o.m.TwoSampleFlagged.WithLabelValues(family).Inc()
+	}
+}
+
+// OnSequential counts sequential_windows_total{family} and sequential_alarms_total{family}
+// and sets sequential_ert{family} (processor.SequentialObserver).
+func (o *observer) OnSequential(family string, ert float64, alarm bool) {
+	o.m.SequentialWindows.WithLabelValues(family).Inc()
+	o.m.SequentialERT.WithLabelValues(family).Set(ert)
+	if alarm {
+		o.m.SequentialAlarms.WithLabelValues(family).Inc()
 	}
 }
 

@@ -197,6 +197,9 @@ func NewWorker(cfg Config, emb *embedding.Embedder, out *schema.Output, m *metri
 	if emb == nil || out == nil || m == nil {
 		return nil, errors.New("consumer: embedder, output and metrics are required")
 	}
+	if err := processor.CheckWorkerSpec(emb, cfg.Window.Mode); err != nil {
+		return nil, fmt.Errorf("consumer: DISTFEAT_SPEC: %w", err)
+	}
 	if err := checkFeatureSize(emb, out, cfg.OutputBatchBytes); err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 
 	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/sequential"
 	"github.com/distfeat/distfeat/spec"
 	"github.com/distfeat/distfeat/twosample"
 )
@@ -29,9 +30,15 @@ import (
 // fixed-point feature sums); the output is Result.Vector as float32:
 // [mmd2, statistic, p_value, n, T_mean, p_mean, T_mom, p_mom, T_rff, p_rff,
 // mmd2 of band 1 … band K].
+//
+// With `ert` the family also has the column `<name>_seq` (SequentialColumns) and a
+// calibrated sequential.Detector; a window's finalisation writes only the detector's
+// constants there, and the caller that sees a key's windows in order (processor.Sequential)
+// fills in the statistic and the alarm.
 type twoSampleFamily struct {
 	ref   *twosample.Reference
 	alpha float64
+	seq   *sequential.Detector // nil without ert
 	cols  []Column
 }
 
@@ -104,8 +111,15 @@ func compileTwoSample(sp *spec.Spec, idx int) (family, error) {
 	if err != nil {
 		return nil, fieldErr(fmt.Errorf("%s: %w", f.ReferenceFile, err))
 	}
-	return &twoSampleFamily{ref: ref, alpha: f.Alpha,
-		cols: []Column{{Name: f.Name, Family: f.Name, Len: TwoSampleColumns(f.Bands)}}}, nil
+	fam := &twoSampleFamily{ref: ref, alpha: f.Alpha,
+		cols: []Column{{Name: f.Name, Family: f.Name, Len: TwoSampleColumns(f.Bands)}}}
+	if f.ERT > 0 {
+		if fam.seq, err = sequential.Calibrate(f.ERT, f.CusumK); err != nil {
+			return nil, &spec.SpecError{Field: fmt.Sprintf("families[%d].ert", idx), Msg: err.Error()}
+		}
+		fam.cols = append(fam.cols, Column{Name: f.Name + "_seq", Family: f.Name, Len: SequentialLen})
+	}
+	return fam, nil
 }
 
 // twoSampleOptions gives the feature map the mmd kernel on a SIMD path (twoSampleKernel);
@@ -258,6 +272,55 @@ func (s *twoSampleSketch) finalize(_ int64, out [][]float32) {
 	for i, v := range res.Vector() {
 		out[0][i] = float32(v)
 	}
+	if d := s.fam.seq; d != nil {
+		clear(out[1])
+		out[1][SeqThreshold] = float32(d.Threshold())
+		out[1][SeqERT] = float32(d.ERT())
+	}
+}
+
+// SequentialLen is the length of a `<name>_seq` vector (docs/drift.md):
+// [statistic, threshold, ert, alarm, run].
+const SequentialLen = 5
+
+// Positions in a `<name>_seq` vector.
+const (
+	// SeqStatistic is the CUSUM statistic after the window, in units of evidence −ln p.
+	SeqStatistic = iota
+	// SeqThreshold is the calibrated threshold h: the alarm fires when the statistic
+	// reaches it.
+	SeqThreshold
+	// SeqERT is the expected run time, in windows, the threshold was calibrated for.
+	SeqERT
+	// SeqAlarm is 1 at a window that alarmed (the state then resets), else 0.
+	SeqAlarm
+	// SeqRun is the number of windows, this one included, since the statistic last left
+	// 0: at an alarm, the change is estimated to have begun that many windows back.
+	SeqRun
+)
+
+// SequentialColumn locates a two_sample family's sequential detector among an Embedder's
+// columns.
+type SequentialColumn struct {
+	// PValue is the column of the family's test vector (its p-value at TwoSamplePValue).
+	PValue int
+	// Column is the `<name>_seq` column.
+	Column int
+	// Family is the family's name.
+	Family string
+	// Detector is the calibrated detector.
+	Detector *sequential.Detector
+}
+
+// SequentialColumns lists the embedder's two_sample families with sequential detection.
+func (e *Embedder) SequentialColumns() []SequentialColumn {
+	var out []SequentialColumn
+	for i, f := range e.fams {
+		if t, ok := f.(*twoSampleFamily); ok && t.seq != nil {
+			out = append(out, SequentialColumn{PValue: e.colsOf[i][0], Column: e.colsOf[i][0] + 1, Family: e.names[i], Detector: t.seq})
+		}
+	}
+	return out
 }
 
 // DriftColumn locates a two_sample family's vector among an Embedder's columns.

@@ -52,6 +52,12 @@ func (p *Processor) featureMessage(c window.Closed[*windowSketch], rec schema.Fe
 			do.OnTwoSample(d.Family, pv, pv <= d.Alpha)
 		}
 	}
+	if so, ok := p.obs.(SequentialObserver); ok && p.seq != nil {
+		for _, c := range p.seq.cols {
+			v := rec.Vectors[c.Column]
+			so.OnSequential(c.Family, float64(v[embedding.SeqERT]), v[embedding.SeqAlarm] == 1)
+		}
+	}
 	return Message{
 		Kind:        Feature,
 		Key:         []byte(c.Set),

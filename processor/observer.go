@@ -67,6 +67,12 @@ func (NopObserver) OnFinalize(string, time.Duration) {}
 // OnEncodeError does nothing.
 func (NopObserver) OnEncodeError(string, uint64, error) {}
 
+// SequentialObserver is implemented by observers that measure two_sample families'
+// sequential detectors (ert): called for every emitted window (not for replayed ones).
+type SequentialObserver interface {
+	OnSequential(family string, ert float64, alarm bool)
+}
+
 // DriftObserver is implemented by observers that measure two_sample families' results: it
 // is called for each emitted feature record and two_sample family with the window's
 // p-value and whether it is at most the family's alpha.

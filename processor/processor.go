@@ -108,6 +108,7 @@ type Processor struct {
 	adds      *deferredAdds // points noted during ProcessPrepared, added at its end
 	decodeOpt schema.DecodeOptions
 	drift     []embedding.DriftColumn // two_sample families, observed when obs is a DriftObserver
+	seq       *Sequential             // sequential detectors (nil: none); their runs hold the commit
 
 	// replayUntil: records below it were processed, and everything they produced was
 	// acknowledged, before the last commit; their feature records and dead letters are
@@ -176,6 +177,7 @@ func New(cfg Config, emb *embedding.Embedder, out *schema.Output, obs Observer, 
 		decodeOpt: schema.DecodeOptions{Dim: emb.Dim(), MaxPoints: cfg.MaxPointsPerRecord},
 		drift:     emb.DriftColumns(),
 		rejected:  map[string][]rejection{},
+		seq:       NewSequential(emb),
 	}
 	if cfg.Points != nil {
 		if p.pointChunk, err = PointChunk(emb, cfg.Points, cfg.MaxOutputBytes); err != nil {
@@ -262,7 +264,7 @@ type CommitPoint struct {
 // replayUntil = Next (everything closed by records below Next is then delivered).
 func (p *Processor) CommitPoint() CommitPoint {
 	return CommitPoint{
-		Offset:   p.mgr.SafeOffset(p.next),
+		Offset:   p.mgr.SafeOffsetHeld(p.next, p.seq.Hold(p.mgr.OldestOpen(p.next))),
 		Metadata: Metadata{SpecID: p.specID, ReplayUntil: p.next, Window: p.mgr.Checkpoint()}.String(),
 	}
 }
@@ -404,16 +406,19 @@ func (p *Processor) addToWindows(offset int64, d Decoded, replaying bool) *schem
 }
 
 // addClosed queues closed windows for finalisation, or releases them when a record below
-// the replay position closed them (emitted and acknowledged before the commit). Each counts
-// its set's records dead-lettered while it was open.
+// the replay position closed them (emitted and acknowledged before the commit) — unless
+// the spec has sequential detectors, whose state such a window moves: it is then finalised
+// for them, silently. Each counts its set's records dead-lettered while it was open.
 func (p *Processor) addClosed(closed []window.Closed[*windowSketch], replaying bool) {
 	for _, c := range closed {
 		rc := p.rejectedSince(c.Set, c.FirstOffset)
-		if replaying {
+		if replaying && p.seq == nil {
 			p.mgr.Release(c.Sketch)
 			continue
 		}
-		p.slots = append(p.slots, slot{closed: len(p.closed)})
+		if !replaying {
+			p.slots = append(p.slots, slot{closed: len(p.closed)})
+		}
 		p.closed = append(p.closed, c)
 		p.closedRejected = append(p.closedRejected, rc)
 	}
@@ -493,10 +498,13 @@ func (p *Processor) rejectedSince(set string, first int64) rejectCount {
 // finish finalises every window queued by the current call in one step and returns the
 // call's output in order.
 func (p *Processor) finish() Result {
-	if len(p.slots) == 0 {
+	if len(p.slots) == 0 && len(p.closed) == 0 {
 		return Result{}
 	}
 	recs := p.finalizeClosed(p.closed)
+	for i := range recs { // in the order the windows closed, replayed ones included
+		p.seq.Apply(&recs[i], p.closed[i].FirstOffset)
+	}
 	values, errs := p.encodeAll(recs)
 	msgs := make([]Message, 0, len(p.slots))
 	for _, s := range p.slots {
@@ -512,6 +520,8 @@ func (p *Processor) finish() Result {
 				msgs = p.pointMessages(msgs, c, recs[s.closed])
 			}
 		}
+	}
+	for _, c := range p.closed {
 		p.mgr.Release(c.Sketch)
 	}
 	clear(p.slots)

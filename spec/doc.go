@@ -52,7 +52,7 @@ func FieldReference() string {
 		maxSpecTotalWeights, bytesText(8*maxSpecTotalWeights))
 	fmt.Fprintf(&b, "- Memory limits of `hdd`, from `grid`, `kde_bandwidth`, `basis`, `lambdas`, `mode` and `dim`, checked before anything is allocated: the KDE operator (grid × min(grid + 2, 2⌈%d·kde_bandwidth·grid⌉ + 3) weights, twice in joint 2-D, counted three times for its construction), the projection tables, one open window's counts (8 bytes × grids × (grid + 2)^axes) and one finalisation's workspace are each at most %s; the operator's construction evaluates grid × (grid + 2) ≤ %d kernel pairs. The error names the field, the memory needed and the limit.\n",
 		kdeCutoff, bytesText(maxSpecBufferBytes), maxSpecKDEPairs)
-	b.WriteString("- Family names are unique and differ from every `hdd` family's `<name>_coef` column.\n")
+	b.WriteString("- Family names are unique and differ from every `hdd` family's `<name>_coef` column and every `two_sample` family's `<name>_seq` column.\n")
 	return b.String()
 }
 

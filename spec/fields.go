@@ -248,6 +248,20 @@ var familyFields = []familyField{
 			}
 			return ""
 		}}},
+	{name: "ert", doc: "Sequential detection: the expected run time, in windows of one key, between false alarms while nothing changes (absent: off); adds the column <name>_seq.",
+		ref: func(f *Family) any { return &f.ERT }, check: valueCheck{doc: "10 … 1e6", fn: func(v any) string {
+			if x := v.(float64); !(x >= 10 && x <= 1e6) {
+				return fmt.Sprintf("must be in [10, 1e6] windows, not %v", x)
+			}
+			return ""
+		}}},
+	{name: "cusum_k", doc: "Reference value K of the sequential detector's CUSUM on −ln p: windows with more evidence push it up; needs ert.",
+		ref: func(f *Family) any { return &f.CusumK }, check: valueCheck{doc: "1.05 … 6", fn: func(v any) string {
+			if x := v.(float64); !(x >= 1.05 && x <= 6) {
+				return fmt.Sprintf("must be in [1.05, 6], not %v", x)
+			}
+			return ""
+		}}},
 }
 
 // nonEmptyCheck refuses the empty string.

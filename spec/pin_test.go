@@ -126,6 +126,16 @@ var specPinDocs = []string{
 	`{"dim": 2, "families": [{"name": "mt", "kind": "marginal_transfer", "pooling": false, "set_family": "", "sigma_x": 0.1}]}`,
 	`{"dim": 2, "families": [{"name": "l", "kind": "l2"}, {"name": "mt", "kind": "marginal_transfer", "set_family": "l", "sigma_p": 1, "sigma_x": 0.1}]}`,
 	`{"dim": 2, "families": [{"name": "mt", "kind": "marginal_transfer", "pooling": true, "sigma_p": 1, "sigma_x": 0.1}]}`,
+	// two_sample (the reference's digest is in the canonical JSON): without sequential
+	// detection (pinned before ert existed), with it, and invalid sequential fields.
+	`{"dim": 2, "families": [{"name": "drift", "kind": "two_sample", "reference": "testdata/pin_reference.jsonl"}]}`,
+	`{"dim": 2, "families": [{"name": "drift", "kind": "two_sample", "reference": "testdata/pin_reference.jsonl", "ert": 1000}]}`,
+	`{"dim": 2, "families": [{"name": "drift", "kind": "two_sample", "reference": "testdata/pin_reference.jsonl", "ert": 500, "cusum_k": 1.5}]}`,
+	`{"dim": 2, "families": [{"name": "drift", "kind": "two_sample", "reference": "testdata/pin_reference.jsonl", "ert": 100, "cusum_k": 2.5}]}`,
+	`{"dim": 2, "families": [{"name": "drift", "kind": "two_sample", "reference": "testdata/pin_reference.jsonl", "ert": 5}]}`,
+	`{"dim": 2, "families": [{"name": "drift", "kind": "two_sample", "reference": "testdata/pin_reference.jsonl", "cusum_k": 2}]}`,
+	`{"dim": 2, "families": [{"name": "drift", "kind": "two_sample", "reference": "testdata/pin_reference.jsonl", "ert": 100, "cusum_k": 1}]}`,
+	`{"dim": 2, "families": [{"name": "drift_seq", "kind": "l2"}, {"name": "drift", "kind": "two_sample", "reference": "testdata/pin_reference.jsonl", "ert": 100}]}`,
 }
 
 // TestSpecPins: every pinned document parses to the same canonical JSON and spec_id, or

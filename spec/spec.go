@@ -127,6 +127,11 @@ type Family struct {
 	// MomentWeight is w of the aggregation weights 0.5, w, 0.5 − w of T_mean, T_mom, T_rff;
 	// 0 (absent) is the default 0.05 (docs/drift.md).
 	MomentWeight float64 `json:"moment_weight,omitempty"`
+	// ERT turns on sequential detection (docs/drift.md): the expected number of windows
+	// between false alarms of the key's CUSUM while nothing changes; 0 (absent): off.
+	ERT float64 `json:"ert,omitempty"`
+	// CusumK is the CUSUM's reference value K (0: sequential.DefaultK).
+	CusumK float64 `json:"cusum_k,omitempty"`
 	// ReferenceFile is Reference resolved (ResolveReferences); ReferenceDigest the hex
 	// SHA-256 of its content, which the canonical JSON (and so the spec_id) holds in place
 	// of the path.

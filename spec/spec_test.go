@@ -59,7 +59,7 @@ func TestParseSpecErrorsNameTheField(t *testing.T) {
 		{"name reserved", specJSON("", `{"name": "spec_id", "kind": "mmd", "bandwidth": 0.1}`), "families[0].name", "output column"},
 		{"name reserved n", specJSON("", `{"name": "n", "kind": "mmd", "bandwidth": 0.1}`), "families[0].name", "output column"},
 		{"name duplicate", specJSON("", mmd+`, {"name": "m", "kind": "l2"}`), "families[1].name", "already"},
-		{"name clashes with coef", specJSON("", `{"name": "h", "kind": "hdd", "divergence": "js", "sigma": 1}, {"name": "h_coef", "kind": "l2"}`), "families[1].name", "coefficient column"},
+		{"name clashes with coef", specJSON("", `{"name": "h", "kind": "hdd", "divergence": "js", "sigma": 1}, {"name": "h_coef", "kind": "l2"}`), "families[1].name", "output column"},
 		{"unknown family field", specJSON("", `{"name": "m", "kind": "mmd", "bandwidth": 0.1, "bandwith": 0.2}`), "families[0].bandwith", "unknown field"},
 		{"marginal sigma_x missing", specJSON("", mmd+`, {"name": "mt", "kind": "marginal_transfer", "set_family": "m", "sigma_p": 1}`), "families[1].sigma_x", "required"},
 		{"marginal sigma_p missing", specJSON("", mmd+`, {"name": "mt", "kind": "marginal_transfer", "set_family": "m", "sigma_x": 1}`), "families[1].sigma_p", "required unless pooling"},

@@ -138,7 +138,7 @@ func (s *Spec) validate(present []map[string]bool) error {
 		}
 		seen[name] = i
 		if j, ok := coefNames[name]; ok {
-			return &SpecError{Field: fmt.Sprintf("families[%d].name", i), Msg: fmt.Sprintf("%q clashes with the coefficient column of families[%d]", name, j)}
+			return &SpecError{Field: fmt.Sprintf("families[%d].name", i), Msg: fmt.Sprintf("%q clashes with an output column (<name>_coef or <name>_seq) of families[%d]", name, j)}
 		}
 	}
 	return totalWeights(s)

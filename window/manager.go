@@ -103,6 +103,7 @@ type Manager[S Sketch[S]] struct {
 	maxTombs             int                      // time: tombstones kept exactly (tombsPerOpen × MaxOpen)
 	forgot               int64                    // time: highest window number of a forgotten tombstone (noWindow: none)
 	cut                  cutState                 // the last SafeOffset result
+	hold                 int64                    // the hold of the last SafeOffsetHeld (−1: none)
 	sessOrder            func(a, b *pane[S]) bool // heap order of sessions
 }
 

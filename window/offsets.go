@@ -64,9 +64,30 @@ func (m *Manager[S]) addSpan(a, b, me int64) {
 // tombstone.
 //
 // Checkpoint describes the cut computed by the latest call, so call the two together.
-func (m *Manager[S]) SafeOffset(next int64) int64 {
-	c, me := next, m.maxEvent
+func (m *Manager[S]) SafeOffset(next int64) int64 { return m.SafeOffsetHeld(next, -1) }
+
+// OldestOpen returns the first offset of the oldest open pane, or next when none is open:
+// every window that closes from now on has its first point at or after it.
+func (m *Manager[S]) OldestOpen(next int64) int64 {
 	if p := m.fifo.front(); p != nil && p.firstOff < next {
+		return p.firstOff
+	}
+	return next
+}
+
+// SafeOffsetHeld is SafeOffset with the cut also at or below hold (set and count modes;
+// hold < 0: none): the highest C ≤ min(next, hold) that no window crosses, so that a replay
+// from it reads whole windows from the record hold on. The processor holds the commit this
+// way for state kept across a set's windows (a sequential detector's run, docs/drift.md).
+// Checkpoint then describes that cut. In time and session modes hold is ignored (the
+// maximum event time at an arbitrary record is not known).
+func (m *Manager[S]) SafeOffsetHeld(next, hold int64) int64 {
+	c, me := next, m.maxEvent
+	m.hold = -1
+	if hold >= 0 && hold < next && (m.mode == ModeSet || m.mode == ModeCount) {
+		c, m.hold = hold, hold
+	}
+	if p := m.fifo.front(); p != nil && p.firstOff < c {
 		c, me = p.firstOff, p.startME
 	}
 	if first, startME, ok := m.tombCut(); ok && first < c {
@@ -97,6 +118,10 @@ func (m *Manager[S]) pruneSpans(c int64) {
 	}
 	var firsts []int64
 	m.fifo.live(func(p *pane[S]) { firsts = append(firsts, p.firstOff) })
+	if m.hold >= 0 {
+		firsts = append(firsts, m.hold) // a held cut is a cut candidate too
+		slices.Sort(firsts)
+	}
 	if len(m.tombs) > 0 {
 		for _, tb := range m.tombs {
 			firsts = append(firsts, tb.first) // live tombstones are cut candidates too

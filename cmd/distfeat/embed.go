@@ -239,6 +239,7 @@ func embedLines(ctx context.Context, emb *embedding.Embedder, r io.Reader, sink 
 	workers := max(run.workers, 1)
 	opt := setFileOptions(emb.Dim(), run.other)
 	specID := emb.Spec().ID()
+	seq := processor.NewSequential(emb) // in input order, below: a set's windows in sequence
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	jobs := make(chan *embedJob, workers*2)
@@ -272,6 +273,7 @@ func embedLines(ctx context.Context, emb *embedding.Embedder, r io.Reader, sink 
 				st.invalid++
 				err = onInvalid(l.line, l.err)
 			default:
+				seq.Apply(&l.rec, int64(l.line)) // a line is a record: a run quiet for MaxRunRecords lines restarts
 				err = sink.Write(l.rec)
 				if err == nil && psink != nil {
 					err = psink.write(l.rec, l.points, emb.Dim())

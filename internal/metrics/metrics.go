@@ -40,6 +40,11 @@ type Metrics struct {
 	TwoSamplePValue *prometheus.HistogramVec
 	// TwoSampleFlagged counts windows whose p-value is at most the family's alpha.
 	TwoSampleFlagged *prometheus.CounterVec
+	// SequentialWindows and SequentialAlarms count the windows and the alarms of two_sample
+	// families' sequential detectors (ert); SequentialERT is each family's ERT in windows.
+	SequentialWindows *prometheus.CounterVec
+	SequentialAlarms  *prometheus.CounterVec
+	SequentialERT     *prometheus.GaugeVec
 	// EmitLatency is the time from a window's last event time to the broker's acknowledgement.
 	EmitLatency prometheus.Histogram
 	// ConsumerLag is high watermark minus next offset, per partition.
@@ -174,6 +179,15 @@ func (m *Metrics) newWindowMetrics() {
 	m.TwoSampleFlagged = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "distfeat_two_sample_flagged_total", Help: "Windows of two_sample families whose p-value is at most the family's alpha.",
 	}, []string{"family"})
+	m.SequentialWindows = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "distfeat_sequential_windows_total", Help: "Windows seen by two_sample families' sequential detectors (ert).",
+	}, []string{"family"})
+	m.SequentialAlarms = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "distfeat_sequential_alarms_total", Help: "Alarms of two_sample families' sequential detectors: while nothing changes, one per ert windows of a set.",
+	}, []string{"family"})
+	m.SequentialERT = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "distfeat_sequential_ert", Help: "The expected run time, in windows of a set, between false alarms of a two_sample family's sequential detector.",
+	}, []string{"family"})
 	m.EmitLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name: "distfeat_emit_latency_seconds", Help: "Event time of a window's last point to broker acknowledgement of its feature record.",
 		Buckets: prometheus.ExponentialBuckets(0.001, 4, 12),
@@ -241,7 +255,8 @@ func (m *Metrics) newGroupMetrics() {
 func (m *Metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.OutputErrors, m.OutputStalled, m.BufferedBytes,
 		m.Points, m.PointsClipped, m.Records, m.RecordsInvalid, m.EndWithoutWindow,
-		m.WindowsOpen, m.WindowsEmitted, m.WindowPoints, m.PointFeatures, m.PointWindowsDropped, m.FinalizeSeconds, m.TwoSamplePValue, m.TwoSampleFlagged, m.EmitLatency,
+		m.WindowsOpen, m.WindowsEmitted, m.WindowPoints, m.PointFeatures, m.PointWindowsDropped, m.FinalizeSeconds, m.TwoSamplePValue, m.TwoSampleFlagged,
+		m.SequentialWindows, m.SequentialAlarms, m.SequentialERT, m.EmitLatency,
 		m.ConsumerLag, m.CommittedOffset, m.CommitDeferred, m.Rebalances, m.ProduceErrors,
 		m.SketchBytes, m.DeadLetters, m.BuildInfo, m.GroupLag, m.GroupCommittedOffset,
 		m.GroupPartitionsUnassigned, m.GroupLagErrors, m.CloseMarkers, m.BufferLimit, m.Ready}

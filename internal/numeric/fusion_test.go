@@ -17,8 +17,9 @@ import (
 // featurePathPackages are the packages whose floating-point code reaches features, relative to
 // this directory: the kernels (this package), the families (embedding), the spec (its
 // defaults and checks), internal/quadrature (its Gauss–Legendre nodes feed the js λs),
-// internal/nufft (mmd's nufft method) and twosample (the two_sample kind's statistics).
-var featurePathPackages = []string{".", "../../embedding", "../../spec", "../quadrature", "../nufft", "../../twosample"}
+// internal/nufft (mmd's nufft method), twosample (the two_sample kind's statistics) and
+// sequential (its `ert` detector's threshold and statistic).
+var featurePathPackages = []string{".", "../../embedding", "../../spec", "../quadrature", "../nufft", "../../twosample", "../../sequential"}
 
 var fusionTargets = [][]string{
 	{"GOARCH=arm64"},

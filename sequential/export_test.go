@@ -1,0 +1,4 @@
+package sequential
+
+// KSGeometric is ksGeometric for the external studies (study_test.go).
+var KSGeometric = ksGeometric

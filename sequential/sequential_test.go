@@ -1,0 +1,197 @@
+package sequential
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestChainARLClosedForm checks the linear solve against closed forms: the reflected simple
+// random walk S' = max(0, S ± 1) (probability ½ each) first reaches h after h(h+1) steps on
+// average from 0, and a walk that only climbs by one with probability q after h/q.
+func TestChainARLClosedForm(t *testing.T) {
+	for _, h := range []int{1, 2, 5, 40, 256} {
+		if got, want := chainARL(-1, []float64{0.5, 0, 0.5}, h), float64(h*(h+1)); math.Abs(got-want) > 1e-9*want {
+			t.Errorf("±1 walk, h=%d: ARL %v, want %v", h, got, want)
+		}
+		if got, want := chainARL(0, []float64{0.75, 0.25}, h), float64(h)/0.25; math.Abs(got-want) > 1e-9*want {
+			t.Errorf("climbing walk, h=%d: ARL %v, want %v", h, got, want)
+		}
+	}
+}
+
+// TestNullPMF: the increment law sums to 1 and its mean is that of round(c(min(E,EMax)−K)),
+// which for a fine scale is close to E[min(E, EMax)] − K = 1 − e^−EMax − K.
+func TestNullPMF(t *testing.T) {
+	for _, c := range []float64{5, 20, 80} {
+		lo, pmf := NullPMF(DefaultK, c)
+		sum, mean := 0.0, 0.0
+		for i, q := range pmf {
+			if q < 0 {
+				t.Fatalf("c=%v: negative probability %v at J=%d", c, q, lo+int64(i))
+			}
+			sum += q
+			mean += q * float64(lo+int64(i))
+		}
+		if math.Abs(sum-1) > 1e-12 {
+			t.Errorf("c=%v: pmf sums to %v", c, sum)
+		}
+		// Rounding to the nearest integer moves the mean by at most ½ unit per draw, and by
+		// much less on a smooth law (the error averages out): 1/c of a unit of E is loose.
+		want := (1 - math.Exp(-EMax) - DefaultK) * c
+		if math.Abs(mean-want) > 0.5 {
+			t.Errorf("c=%v: mean increment %v, want %v ± 0.5", c, mean, want)
+		}
+	}
+}
+
+func TestCalibrateHitsERT(t *testing.T) {
+	for _, ert := range []float64{10, 100, 1000, 1e4, 1e6} {
+		for _, k := range []float64{0, 1.2, 2.5} {
+			if ert == 10 && k == 2.5 {
+				continue // below e^k: TestCalibrateErrors
+			}
+			d, err := Calibrate(ert, k)
+			if err != nil {
+				t.Fatalf("ert %v k %v: %v", ert, k, err)
+			}
+			if math.Abs(d.NullARL()-ert) > 1e-8*ert {
+				t.Errorf("ert %v k %v: null ARL %v", ert, k, d.NullARL())
+			}
+			if !(d.Threshold() > 0) {
+				t.Errorf("ert %v k %v: threshold %v", ert, k, d.Threshold())
+			}
+		}
+	}
+}
+
+func TestCalibrateErrors(t *testing.T) {
+	for _, c := range []struct{ ert, k float64 }{{5, 0}, {10, 2.5}, {math.NaN(), 0}, {2e6, 0}, {100, 1}, {100, -2}, {100, math.Inf(1)}} {
+		if _, err := Calibrate(c.ert, c.k); !errors.Is(err, ErrConfig) {
+			t.Errorf("Calibrate(%v, %v): error %v, want ErrConfig", c.ert, c.k, err)
+		}
+	}
+}
+
+// runLengths simulates n no-change streams of uniform p-values (what the detector sees while
+// the stream matches the reference) and returns each one's windows until the first alarm.
+func runLengths(d *Detector, n int, rng *rand.Rand) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		var st State
+		for w := 1; ; w++ {
+			var step Step
+			st, step = d.Update(st, 1-rng.Float64()) // (0, 1]
+			if step.Alarm {
+				out[i] = float64(w)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// ksGeometric is the Kolmogorov–Smirnov distance between the sample's empirical law and the
+// geometric law on 1, 2, … with the given mean, and its asymptotic p-value (conservative for
+// a discrete law).
+func ksGeometric(x []float64, mean float64) (dist, p float64) {
+	s := slices.Clone(x)
+	slices.Sort(s)
+	n := float64(len(s))
+	q := 1 - 1/mean
+	for i := 0; i < len(s); {
+		j := i
+		for j < len(s) && s[j] == s[i] {
+			j++
+		}
+		f := 1 - math.Pow(q, s[i]) // P(RL ≤ s[i])
+		fBelow := 1 - math.Pow(q, s[i]-1)
+		dist = max(dist, math.Abs(float64(j)/n-f), math.Abs(float64(i)/n-fBelow))
+		i = j
+	}
+	return dist, kolmogorovQ(math.Sqrt(n) * dist)
+}
+
+// kolmogorovQ is P(K > x) for the Kolmogorov distribution.
+func kolmogorovQ(x float64) float64 {
+	if x < 0.2 {
+		return 1
+	}
+	s := 0.0
+	for k := 1; k <= 100; k++ {
+		s += 2 * math.Pow(-1, float64(k-1)) * math.Exp(-2*float64(k*k)*x*x)
+	}
+	return min(max(s, 0), 1)
+}
+
+// TestRunLengthCalibration is the calibration study: for ERT 100 and 1000 windows and two
+// reference values, 2000 simulated no-change streams each (p-values uniform: exactly the
+// input the detector sees while the per-window test is calibrated), on two seeds.
+//
+// Tolerance: the run lengths are close to geometric with mean ERT, so their standard
+// deviation is about ERT and the mean of 2000 has a standard error of ERT/√2000 = 2.24% of
+// ERT; ±10% is 4.5 standard errors (a false failure about once in 10⁵ runs per row). The
+// memorylessness is checked with a Kolmogorov–Smirnov test against the geometric law of
+// mean ERT at level 0.001 per row (conservative for a discrete law).
+func TestRunLengthCalibration(t *testing.T) {
+	const streams = 2000
+	for _, seed := range []uint64{1, 2} {
+		for _, ert := range []float64{100, 1000} {
+			for _, k := range []float64{DefaultK, 2.5} {
+				d, err := Calibrate(ert, k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rl := runLengths(d, streams, rand.New(rand.NewPCG(seed, uint64(ert))))
+				mean := 0.0
+				for _, r := range rl {
+					mean += r
+				}
+				mean /= streams
+				dist, p := ksGeometric(rl, ert)
+				t.Logf("seed %d ERT %4.0f K %.1f: threshold %.3f, mean run length %7.1f (%+.1f%%), KS distance %.4f p %.3f, %d streams",
+					seed, ert, k, d.Threshold(), mean, 100*(mean/ert-1), dist, p, streams)
+				if math.Abs(mean/ert-1) > 0.10 {
+					t.Errorf("seed %d ERT %v K %v: mean run length %v, want within ±10%%", seed, ert, k, mean)
+				}
+				if p < 0.001 {
+					t.Errorf("seed %d ERT %v K %v: run lengths not geometric: KS distance %v, p %v", seed, ert, k, dist, p)
+				}
+			}
+		}
+	}
+}
+
+// TestUpdateResetsAndEstimatesChange: a run of strong evidence after quiet windows alarms,
+// the run counts the windows since S left 0, and the state resets.
+func TestUpdateResetsAndEstimatesChange(t *testing.T) {
+	d, err := Calibrate(1000, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st State
+	for range 50 {
+		st, _ = d.Update(st, 0.9) // E = 0.105 < K: S stays 0
+	}
+	if st != (State{}) {
+		t.Fatalf("quiet windows: state %+v", st)
+	}
+	var step Step
+	n := 0
+	for !step.Alarm {
+		st, step = d.Update(st, 0.01) // E = 4.6 > K
+		n++
+		if n > 100 {
+			t.Fatal("no alarm after 100 windows of p = 0.01")
+		}
+	}
+	if step.Run != int64(n) || st != (State{}) || step.Statistic < d.Threshold() {
+		t.Errorf("alarm after %d windows: step %+v, state %+v, threshold %v", n, step, st, d.Threshold())
+	}
+	// The alarm needs about h/(E−K) windows: between that and one more.
+	if want := d.Threshold() / (-math.Log(0.01) - d.K()); float64(n) < want-1 || float64(n) > want+1 {
+		t.Errorf("alarm after %d windows, want about %.1f", n, want)
+	}
+}
