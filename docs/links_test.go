@@ -51,7 +51,8 @@ func TestRelativeLinksResolve(t *testing.T) {
 // TestAnchors pins the anchor rule on headings whose anchors the docs use.
 func TestAnchors(t *testing.T) {
 	for _, tc := range []struct{ heading, want string }{
-		{"Where distfeat departs from DESIGN.md", "where-distfeat-departs-from-designmd"},
+		{"Where distfeat departs from the original design", "where-distfeat-departs-from-the-original-design"},
+		{"Reading `embed --format arrow` files (v1.2)", "reading-embed---format-arrow-files-v12"},
 		{"Choosing parameters: `distfeat calibrate`", "choosing-parameters-distfeat-calibrate"},
 		{"The Fuglede measures (a correction to the papers)", "the-fuglede-measures-a-correction-to-the-papers"},
 		{"Random Fourier frequencies: `projection`, and spec `version: 2`", "random-fourier-frequencies-projection-and-spec-version-2"},
