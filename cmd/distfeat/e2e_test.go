@@ -327,33 +327,7 @@ func TestWorkerKilledMidStream(t *testing.T) {
 	time.Sleep(300 * time.Millisecond) // let late duplicates arrive so they are compared too
 	got, dups := fr.windows(t)
 	t.Logf("%d windows delivered, %d duplicate deliveries (all byte-identical)", len(got), dups)
-	for _, s := range sets {
-		m, ok := got[s.Set]
-		if !ok {
-			t.Errorf("set %s lost", s.Set)
-			continue
-		}
-		recs, _, err := schema.DecodeFeatures(m.Value)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if recs[0].N != int64(s.N) {
-			t.Errorf("set %s: n=%d, want %d (a partial window was emitted)", s.Set, recs[0].N, s.N)
-			continue
-		}
-		u := make([]float64, len(s.Points))
-		if _, err := emb.Normalize(u, s.Points); err != nil {
-			t.Fatal(err)
-		}
-		want := emb.Embed(u)
-		for c := range want {
-			for j := range want[c] {
-				if math.Float32bits(want[c][j]) != math.Float32bits(recs[0].Vectors[c][j]) {
-					t.Fatalf("set %s: vectors differ from the offline embedding", s.Set)
-				}
-			}
-		}
-	}
+	checkDelivered(t, emb, sets, got)
 }
 
 // TestWorkerSIGTERM: SIGTERM makes the worker flush, commit and exit 0; a successor in the
@@ -587,5 +561,41 @@ func waitCommitted(t *testing.T, env testbroker.Env, group string, partitions in
 			t.Fatalf("only %d of %d partitions committed within %s (%v)", done, partitions, timeout, err)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// checkDelivered requires, for every set, its window in got with its exact n (no partial
+// window emitted) and, when emb is not nil, the offline embedding's bytes.
+func checkDelivered(t *testing.T, emb *embedding.Embedder, sets []schema.Batch, got map[string]kafka.Message) {
+	t.Helper()
+	for _, s := range sets {
+		m, ok := got[s.Set]
+		if !ok {
+			t.Errorf("set %s lost", s.Set)
+			continue
+		}
+		recs, _, err := schema.DecodeFeatures(m.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if recs[0].N != int64(s.N) {
+			t.Errorf("set %s: n=%d, want %d (a partial window was emitted)", s.Set, recs[0].N, s.N)
+			continue
+		}
+		if emb == nil {
+			continue
+		}
+		u := make([]float64, len(s.Points))
+		if _, err := emb.Normalize(u, s.Points); err != nil {
+			t.Fatal(err)
+		}
+		want := emb.Embed(u)
+		for c := range want {
+			for j := range want[c] {
+				if math.Float32bits(want[c][j]) != math.Float32bits(recs[0].Vectors[c][j]) {
+					t.Fatalf("set %s: vectors differ from the offline embedding", s.Set)
+				}
+			}
+		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"sync"
 	"testing"
@@ -112,33 +111,7 @@ func TestRealKafkaFailover(t *testing.T) {
 
 	got, dups := features.windows(t)
 	t.Logf("%d windows delivered, %d duplicate deliveries (all byte-identical)", len(got), dups)
-	for _, s := range all {
-		m, ok := got[s.Set]
-		if !ok {
-			t.Errorf("set %s lost", s.Set)
-			continue
-		}
-		recs, _, err := schema.DecodeFeatures(m.Value)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if recs[0].N != int64(s.N) {
-			t.Errorf("set %s: n=%d, want %d", s.Set, recs[0].N, s.N)
-			continue
-		}
-		u := make([]float64, len(s.Points))
-		if _, err := emb.Normalize(u, s.Points); err != nil {
-			t.Fatal(err)
-		}
-		want := emb.Embed(u)
-		for col := range want {
-			for j := range want[col] {
-				if math.Float32bits(want[col][j]) != math.Float32bits(recs[0].Vectors[col][j]) {
-					t.Fatalf("set %s: vectors differ from the offline embedding", s.Set)
-				}
-			}
-		}
-	}
+	checkDelivered(t, emb, all, got)
 	if len(got) != len(all) {
 		t.Errorf("%d windows delivered, want %d", len(got), len(all))
 	}

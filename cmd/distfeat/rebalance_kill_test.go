@@ -10,7 +10,6 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/distfeat/distfeat/internal/testbroker"
-	"github.com/distfeat/distfeat/schema"
 )
 
 // TestMembersKilledDuringRebalance is issue 9 item 2's reproduction, repeated: worker A
@@ -80,20 +79,7 @@ func TestMembersKilledDuringRebalance(t *testing.T) {
 	time.Sleep(300 * time.Millisecond) // late duplicates are compared too
 	got, dups := fr.windows(t)
 	t.Logf("%d rounds of kills: %d windows delivered, %d duplicate deliveries (all byte-identical)", rounds, len(got), dups)
-	for _, s := range sets {
-		m, ok := got[s.Set]
-		if !ok {
-			t.Errorf("set %s never embedded", s.Set)
-			continue
-		}
-		recs, _, err := schema.DecodeFeatures(m.Value)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if recs[0].N != int64(s.N) {
-			t.Errorf("set %s: n=%d, want %d", s.Set, recs[0].N, s.N)
-		}
-	}
+	checkDelivered(t, nil, sets, got)
 }
 
 // waitListed waits until DescribeGroups lists at least n members of group, in any state.

@@ -16,6 +16,17 @@ from ._sets import Ragged, ragged
 TWO_SAMPLE_FIELDS = ("mmd2", "statistic", "p_value", "n", "T_mean", "p_mean", "T_mom", "p_mom", "T_rff", "p_rff")
 
 
+def _release(obj: Any) -> None:
+    """Closes obj's native handle, in the process that opened it (never in a forked child)."""
+    h = getattr(obj, "_handle", 0)
+    if h and _native.loaded() and getattr(obj, "_pid", None) == os.getpid():
+        try:
+            _native.lib().distfeat_close(h)
+        except Exception:  # interpreter shutdown
+            pass
+    obj._handle = 0
+
+
 @dataclass(frozen=True)
 class Column:
     """One output vector of a spec: its name, family, length and kind."""
@@ -60,13 +71,7 @@ class Spec:
         self.drift = doc["drift"] or []
 
     def __del__(self) -> None:
-        h = getattr(self, "_handle", 0)
-        if h and _native.loaded() and getattr(self, "_pid", None) == os.getpid():
-            try:
-                _native.lib().distfeat_close(h)
-            except Exception:  # interpreter shutdown
-                pass
-        self._handle = 0
+        _release(self)
 
     def __repr__(self) -> str:
         return f"distfeat.Spec(spec_id={self.spec_id!r}, columns={[c.name for c in self.columns]})"
@@ -163,13 +168,7 @@ class Stream:
             raise ValueError("invalid spec")
 
     def __del__(self) -> None:
-        h = getattr(self, "_handle", 0)
-        if h and _native.loaded() and getattr(self, "_pid", None) == os.getpid():
-            try:
-                _native.lib().distfeat_close(h)
-            except Exception:  # interpreter shutdown
-                pass
-        self._handle = 0
+        _release(self)
 
     def add(self, points: Any) -> "Stream":
         x = np.ascontiguousarray(points, dtype=np.float64)
