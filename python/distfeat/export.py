@@ -181,8 +181,7 @@ def _linear_part(estimator: Any, width: int) -> tuple[str, dict]:
         coef = np.asarray(estimator.coef_)
         if coef.ndim == 2 and coef.shape[0] != 1:
             raise ValueError(f"{name} has {coef.shape[0]} targets: a distfeat regression model has one")
-        alpha = np.asarray(getattr(estimator, "alpha_", estimator.alpha), dtype=float).reshape(-1)
-        return "regression", {"lambda": float(alpha[0]), "intercept": _intercepts(estimator, 1)[:1],
+        return "regression", {"lambda": _penalty(estimator, "alpha"), "intercept": _intercepts(estimator, 1)[:1],
                               "weights": _rows(coef, width)}
     if isinstance(estimator, (LogisticRegression, LogisticRegressionCV, RidgeClassifier, RidgeClassifierCV, LinearSVC)):
         classes = [str(c) for c in estimator.classes_]
@@ -194,16 +193,22 @@ def _linear_part(estimator: Any, width: int) -> tuple[str, dict]:
             if getattr(estimator, "multi_class", "auto") == "ovr" and len(classes) > 2:
                 raise ValueError(f"{name}(multi_class='ovr') normalises one-vs-rest sigmoids; distfeat's logistic link is "
                                  "the multinomial softmax: fit it multinomial")
-            c = np.asarray(getattr(estimator, "C_", estimator.C), dtype=float).reshape(-1)[0]
+            c = _penalty(estimator, "C")
             body.update(link="logistic", **{"lambda": 0.0 if math.isinf(c) else 1.0 / c})
         elif isinstance(estimator, LinearSVC):
             body["lambda"] = 1.0 / float(estimator.C)
         else:
-            alpha = np.asarray(getattr(estimator, "alpha_", estimator.alpha), dtype=float).reshape(-1)
-            body["lambda"] = float(alpha[0])
+            body["lambda"] = _penalty(estimator, "alpha")
         return "classification", body
     raise TypeError(f"cannot export {name}: distfeat applies Ridge, RidgeClassifier, LogisticRegression and LinearSVC "
                     "(and their CV variants)")
+
+
+def _penalty(estimator: Any, name: str) -> float:
+    """The penalty parameter: the chosen one of a CV estimator (alpha_, C_: one value, the
+    same for every class of a multinomial model) or the parameter."""
+    v = getattr(estimator, name + "_") if hasattr(estimator, name + "_") else getattr(estimator, name)
+    return float(np.asarray(v, dtype=float).reshape(-1)[0])
 
 
 def _conformal(estimator: Any, calibration: tuple, width: int, levels: Sequence[float]) -> dict:

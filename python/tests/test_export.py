@@ -8,7 +8,8 @@ import subprocess
 
 import numpy as np
 import pytest
-from sklearn.linear_model import LogisticRegression, Ridge, RidgeClassifier, SGDClassifier
+from sklearn.linear_model import (LogisticRegression, LogisticRegressionCV, Ridge, RidgeClassifier, RidgeClassifierCV,
+                                  RidgeCV, SGDClassifier)
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
@@ -98,7 +99,7 @@ def check_classifier(est, doc, X, cols):
 CASES = {
     # name: (estimator, families (None: all), binary)
     "RidgeClassifier": (lambda: RidgeClassifier(alpha=1.0), ["l2", "mmd"], False),
-    "LogisticRegression-multinomial": (lambda: LogisticRegression(C=10.0, max_iter=5000), None, False),
+    "LogisticRegression-multinomial": (lambda: LogisticRegression(C=1.0, max_iter=5000), None, False),
     "LogisticRegression-binary": (lambda: LogisticRegression(C=10.0, max_iter=5000), ["hdd_js"], True),
     "LinearSVC-ovr": (lambda: LinearSVC(C=1.0, max_iter=20000), None, False),
     "LinearSVC-binary": (lambda: LinearSVC(C=1.0, max_iter=20000), ["mmd"], True),
@@ -168,6 +169,21 @@ def test_pipeline_export_takes_the_embedders_spec(spec, distfeat_bin, tmp_path):
     check_classifier(pipe[-1], doc, pipe[0].transform(Xte), cols)
 
 
+def test_cv_variants_export_their_chosen_penalty(spec):
+    """RidgeCV, RidgeClassifierCV and LogisticRegressionCV export the penalty they chose
+    (alpha_, 1/C_) and their coefficients exactly (float32 or float64, both exact in the
+    file's float64)."""
+    X, y = shapes(30, 55)
+    F = spec.embed(X)[:, spec.family_slice("l2")]
+    for est, lam in ((RidgeCV(alphas=[0.1, 1.0]), lambda e: e.alpha_), (RidgeClassifierCV(alphas=[0.1, 1.0]), lambda e: e.alpha_),
+                     (LogisticRegressionCV(Cs=[0.5, 5.0], l1_ratios=(0,), scoring="neg_log_loss",
+                                           use_legacy_attributes=False, max_iter=5000), lambda e: 1 / np.ravel(e.C_)[0])):
+        est.fit(F, y.astype(float) if isinstance(est, RidgeCV) else NAMES[y])
+        doc = distfeat.export_model(est, spec, families="l2")
+        assert doc["lambda"] == lam(est) and doc["width"] == F.shape[1], type(est).__name__
+        assert np.array_equal(np.array(doc["weights"]).reshape(np.shape(est.coef_)), est.coef_.astype(np.float64))
+
+
 def test_export_refuses(spec, tmp_path):
     Xtr, ytr = shapes(30, 51)
     F = spec.embed(Xtr)
@@ -199,7 +215,8 @@ def test_export_refuses(spec, tmp_path):
 def test_go_logistic_equals_sklearn(spec, distfeat_bin, tmp_path):
     """`distfeat fit --classifier logistic` and scikit-learn's LogisticRegression(C=1/λ) at the
     λ fit chose solve the same problem (Σ log-loss + λ/2·‖W‖², intercept unpenalised), binary
-    (one weight row) and multinomial. 20% of the labels are drawn at random so the classes
+    (one weight row; mmd features, 1024 wide) and multinomial (l2 features, 100 wide: the
+    3-class fit at 1024 takes seconds). 20% of the labels are drawn at random so the classes
     overlap and the optimum is well conditioned (separable classes drive CV to the smallest
     λ, where the optimum is flat and optimisers stop at different points). scikit-learn runs
     on float64 copies of the float32 features (so its arithmetic is not the limit) with
@@ -207,7 +224,7 @@ def test_go_logistic_equals_sklearn(spec, distfeat_bin, tmp_path):
     computed and printed), which moved the probabilities by ≤ 3e-6 in trials: 1e-4 is the
     bound, the weights within 1e-3 relative to the largest."""
     rng = np.random.default_rng(61)
-    for k in (3, 2):
+    for k, fam in ((3, "l2"), (2, "mmd")):
         Xtr, ytr = shapes(60, 62 + k)
         ytr = np.where(rng.random(len(ytr)) < 0.2, rng.integers(0, 3, len(ytr)), ytr)
         if k == 2:
@@ -217,20 +234,20 @@ def test_go_logistic_equals_sklearn(spec, distfeat_bin, tmp_path):
         write_sets(tmp_path / "train.jsonl", Xtr, NAMES[ytr])
         write_sets(tmp_path / "test.jsonl", Xte)
         fit = subprocess.run([distfeat_bin, "fit", "--in", str(tmp_path / "train.jsonl"), "--label", "shape", "--task",
-                              "classification", "--classifier", "logistic", "--families", "mmd", "--out",
+                              "classification", "--classifier", "logistic", "--families", fam, "--out",
                               str(tmp_path / "m.json")], capture_output=True, text=True)
         assert fit.returncode == 0, fit.stderr
         with open(tmp_path / "m.json") as f:
             m = json.load(f)
         assert m["link"] == "logistic" and m["cv"]["metric"] == "log_loss" and len(m["weights"]) == (1 if k == 2 else 3)
-        F = spec.embed(Xtr)[:, spec.family_slice("mmd")].astype(np.float64)
+        F = spec.embed(Xtr)[:, spec.family_slice(fam)].astype(np.float64)
         sk = LogisticRegression(C=1 / m["lambda"], tol=1e-10, max_iter=100000).fit(F, NAMES[ytr])
         assert list(sk.classes_) == m["classes"]
         W = np.array(m["weights"])
         wd = np.abs(W - sk.coef_).max() / np.abs(sk.coef_).max()
         assert wd < 1e-3, wd
         _, _, cols = embed_model(distfeat_bin, tmp_path / "test.jsonl", tmp_path / "m.json")
-        G = spec.embed(Xte)[:, spec.family_slice("mmd")].astype(np.float64)
+        G = spec.embed(Xte)[:, spec.family_slice(fam)].astype(np.float64)
         pd = np.abs(cols["model.probabilities"] - sk.predict_proba(G)).max()
         assert pd < 1e-4, pd
         # fit's optimum, checked here in float64 from the file: its stopping rule (1e-9 per
@@ -239,7 +256,7 @@ def test_go_logistic_equals_sklearn(spec, distfeat_bin, tmp_path):
         g_fit = gradient(W, np.array(m["intercept"]), F, y, m["classes"], m["lambda"])
         g_sk = gradient(sk.coef_, sk.intercept_, F, y, m["classes"], m["lambda"])
         assert g_fit < 1e-8, g_fit
-        print(f"fit --classifier logistic ({k} classes, λ={m['lambda']:.4g}) vs LogisticRegression(C=1/λ): "
+        print(f"fit --classifier logistic ({k} classes, {fam}, λ={m['lambda']:.4g}) vs LogisticRegression(C=1/λ): "
               f"weights {wd:.3g} relative, probabilities max abs diff {pd:.3g}; largest gradient entry per set: "
               f"fit {g_fit:.2g}, scikit-learn {g_sk:.2g}")
 
