@@ -246,7 +246,11 @@ def test_go_logistic_equals_sklearn(spec, distfeat_bin, tmp_path):
         W = np.array(m["weights"])
         wd = np.abs(W - sk.coef_).max() / np.abs(sk.coef_).max()
         assert wd < 1e-3, wd
-        _, _, cols = embed_model(distfeat_bin, tmp_path / "test.jsonl", tmp_path / "m.json")
+        _, t, cols = embed_model(distfeat_bin, tmp_path / "test.jsonl", tmp_path / "m.json")
+        md = t.schema.metadata
+        assert md[b"distfeat.model_link"] == b"logistic" and cols["model.scores"].shape[1] == len(m["weights"])
+        if k == 2:  # the one score is classes[1]'s
+            assert json.loads(md[b"distfeat.model_score_classes"]) == m["classes"][1:]
         G = spec.embed(Xte)[:, spec.family_slice(fam)].astype(np.float64)
         pd = np.abs(cols["model.probabilities"] - sk.predict_proba(G)).max()
         assert pd < 1e-4, pd
