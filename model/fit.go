@@ -17,6 +17,8 @@ import (
 type Options struct {
 	// Kind is Regression (labels are numbers) or Classification (labels are class names).
 	Kind string
+	// Classifier is RidgeClassifier (the default) or LogisticClassifier (classification).
+	Classifier string
 	// Folds is the number of cross-validation folds over whole sets (default 5).
 	Folds int
 	// Seed fixes the shuffle of the sets into folds and the calibration split (default 1).
@@ -46,10 +48,11 @@ func (o *Options) defaults() {
 	}
 }
 
-// Fit fits a ridge model to the feature rows x (one per set, all of one width) and their
-// labels: λ by cross-validation over folds of whole sets; for regression, split-conformal
-// interval quantiles from a held-out calibration share; for classification, one-vs-rest
-// ridge on ±1 targets. The caller fills in SpecID, Families, Columns and Label. The same
+// Fit fits a linear model to the feature rows x (one per set, all of one width) and their
+// labels: λ by cross-validation over folds of whole sets; for regression, ridge with
+// split-conformal interval quantiles from a held-out calibration share; for
+// classification, one-vs-rest ridge on ±1 targets or (Options.Classifier) logistic
+// regression with class probabilities. The caller fills in SpecID, Families, Columns and Label. The same
 // rows, labels and options give the same model.
 func Fit(x [][]float32, labels []string, o Options) (*Model, error) {
 	o.defaults()
@@ -68,6 +71,14 @@ func Fit(x [][]float32, labels []string, o Options) (*Model, error) {
 	}
 	if o.Folds < 2 {
 		return nil, fmt.Errorf("model: %d folds, need at least 2", o.Folds)
+	}
+	switch {
+	case o.Classifier == "" || o.Classifier == RidgeClassifier:
+	case o.Classifier == LogisticClassifier && o.Kind == Classification:
+	case o.Classifier == LogisticClassifier:
+		return nil, fmt.Errorf("model: classifier %q is for classification, the task is %s", o.Classifier, o.Kind)
+	default:
+		return nil, fmt.Errorf("model: classifier %q: want %s or %s", o.Classifier, RidgeClassifier, LogisticClassifier)
 	}
 	m := &Model{Format: FormatVersion, Kind: o.Kind, Width: width, NSets: n}
 	var y *mat.Dense // n × scores targets
@@ -117,6 +128,16 @@ func Fit(x [][]float32, labels []string, o Options) (*Model, error) {
 		cal, train = order[:nCal], order[nCal:]
 	} else if n < 2*o.Folds {
 		return nil, fmt.Errorf("model: %d sets are too few for %d folds", n, o.Folds)
+	}
+	if o.Classifier == LogisticClassifier {
+		classOf := make([]int, n)
+		for i, l := range labels {
+			classOf[i] = slices.Index(m.Classes, l)
+		}
+		if err := fitLogistic(m, x, classOf, order, o); err != nil {
+			return nil, err
+		}
+		return m, nil
 	}
 
 	var gram *mat.SymDense

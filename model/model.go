@@ -1,10 +1,13 @@
 // Package model fits, stores and applies linear models on distfeat's features: ridge
-// regression with split-conformal prediction intervals, and one-vs-rest ridge classification
-// with per-class scores (docs/fitting.md). It is pure math on feature rows: the caller embeds
+// regression with split-conformal prediction intervals, one-vs-rest ridge classification
+// with per-class scores, and L2-penalised logistic regression with class probabilities; it
+// also applies linear models fitted elsewhere (scikit-learn, exported to the same file)
+// (docs/fitting.md). It is pure math on feature rows: the caller embeds
 // the sets (the embed and worker code path) and passes one row per set.
 package model
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -22,6 +25,20 @@ const FormatVersion = 1
 const (
 	Regression     = "regression"
 	Classification = "classification"
+)
+
+// Links: how a classifier's scores become probabilities. The empty link (the identity) has
+// scores only — decision values, as a ridge classifier's or a linear SVM's.
+const (
+	// Logistic: a binary model's one score s gives P(classes[1]) = 1/(1+e^−s); a model with
+	// one score per class gives the softmax of the scores.
+	Logistic = "logistic"
+)
+
+// Classifiers Fit fits.
+const (
+	RidgeClassifier    = "ridge"    // one-vs-rest ridge on ±1 targets (the default)
+	LogisticClassifier = "logistic" // L2-penalised logistic regression (multinomial, binary for two classes)
 )
 
 // Column is one feature column the model reads, in the order its weights use them.
@@ -59,20 +76,27 @@ type Holdout struct {
 
 // Model is a fitted linear model and the model file's content (docs/fitting.md). Score k of
 // a feature row x is Intercept[k] + Σ_j Weights[k][j]·x[j]; a regression model has one score,
-// the prediction; a classifier one per class, and predicts the class of the largest.
+// the prediction; a classifier one per class, and predicts the class of the largest — or,
+// binary with one score (as scikit-learn stores a binary model), classes[1] when the score
+// is positive, else classes[0]. Link says how scores become probabilities.
+//
+// Estimator, Link and a zero CV or NSets are omitted from the file when empty, so files
+// written before they existed keep their bytes and model_version.
 type Model struct {
 	Format       int         `json:"format"`
 	Kind         string      `json:"kind"`
+	Estimator    string      `json:"estimator,omitempty"` // what fitted it; empty: distfeat fit's ridge
 	ModelVersion string      `json:"model_version"`
 	SpecID       string      `json:"spec_id"`
 	Families     []string    `json:"families"`
 	Columns      []Column    `json:"columns"`
 	Width        int         `json:"width"`
 	Label        string      `json:"label,omitempty"`
-	NSets        int         `json:"n_sets"`
+	NSets        int         `json:"n_sets,omitempty"`
 	Lambda       float64     `json:"lambda"`
 	Classes      []string    `json:"classes,omitempty"`
-	CV           CV          `json:"cv"`
+	Link         string      `json:"link,omitempty"`
+	CV           CV          `json:"cv,omitzero"`
 	Holdout      Holdout     `json:"holdout"`
 	Conformal    *Conformal  `json:"conformal,omitempty"`
 	Intercept    []float64   `json:"intercept"`
@@ -140,6 +164,27 @@ func Parse(b []byte) (*Model, error) {
 	return &m, nil
 }
 
+// Seal completes a model document written elsewhere (an exporter: the Python package's
+// export_model): it decodes it strictly (an unknown field is an error, not ignored),
+// validates it like Parse, sets model_version from the content and returns the model and
+// its file bytes. A model_version in the document is replaced.
+func Seal(doc []byte) (*Model, []byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.DisallowUnknownFields()
+	var m Model
+	if err := dec.Decode(&m); err != nil {
+		return nil, nil, fmt.Errorf("model: %w", err)
+	}
+	if err := m.validate(); err != nil {
+		return nil, nil, fmt.Errorf("model: %w", err)
+	}
+	b, err := m.Marshal()
+	if err != nil {
+		return nil, nil, err
+	}
+	return &m, b, nil
+}
+
 func (m *Model) validate() error {
 	if m.Format != FormatVersion {
 		return fmt.Errorf("format %d: this distfeat reads format %d", m.Format, FormatVersion)
@@ -150,16 +195,33 @@ func (m *Model) validate() error {
 		if len(m.Classes) != 0 {
 			return errors.New("a regression model has no classes")
 		}
+		if m.Link != "" {
+			return fmt.Errorf("link %q: a regression model's score is its prediction (no link)", m.Link)
+		}
 	case Classification:
 		if len(m.Classes) < 2 {
 			return fmt.Errorf("a classifier needs at least 2 classes, has %d", len(m.Classes))
 		}
+		for i, c := range m.Classes {
+			if slices.Contains(m.Classes[:i], c) {
+				return fmt.Errorf("class %q appears twice", c)
+			}
+		}
 		if m.Conformal != nil {
 			return errors.New("a classifier has no conformal residual quantiles")
 		}
+		if m.Link != "" && m.Link != Logistic {
+			return fmt.Errorf("link %q: want %s or none", m.Link, Logistic)
+		}
 		scores = len(m.Classes)
+		if scores == 2 && len(m.Weights) == 1 {
+			scores = 1 // binary: one score, for classes[1]
+		}
 	default:
 		return fmt.Errorf("kind %q: want %s or %s", m.Kind, Regression, Classification)
+	}
+	if !(m.Lambda >= 0) || math.IsInf(m.Lambda, 0) {
+		return fmt.Errorf("lambda %v: want a finite penalty ≥ 0", m.Lambda)
 	}
 	if m.SpecID == "" {
 		return errors.New("no spec_id")
@@ -241,14 +303,18 @@ func (m *Model) Row(dst []float32, cols []Column, vecs [][]float32) ([]float32, 
 
 // Prediction is a model's output for one feature row.
 type Prediction struct {
-	// Value is the regression prediction (for a classifier, the winning score).
+	// Value is the regression prediction; for a classifier, the winning score (a binary
+	// model's one score: positive for classes[1]).
 	Value float64
 	// Lo and Hi bound the split-conformal interval (regression, when a coverage was asked).
 	Lo, Hi float64
 	// Class is the predicted class (classification).
 	Class string
-	// Scores are the per-class scores (classification), in Classes order.
+	// Scores are the classifier's scores, one per weight row: per class in Classes order,
+	// or a binary model's one score (of classes[1]).
 	Scores []float64
+	// Probabilities are the class probabilities in Classes order (link logistic), else nil.
+	Probabilities []float64
 }
 
 // Predict applies the model to one feature row of Width values. coverage (regression only)
@@ -269,16 +335,54 @@ func (m *Model) Predict(x []float32, coverage float64) (Prediction, error) {
 		}
 		return p, nil
 	}
-	p.Scores = make([]float64, len(m.Classes))
-	best := 0
-	for k := range m.Classes {
+	p.Scores = make([]float64, len(m.Weights))
+	for k := range m.Weights {
 		p.Scores[k] = score(m.Intercept[k], m.Weights[k], x)
-		if p.Scores[k] > p.Scores[best] {
-			best = k
-		}
 	}
-	p.Class, p.Value = m.Classes[best], p.Scores[best]
+	if len(p.Scores) == 1 { // binary with one score, as scikit-learn decides: classes[1] when > 0
+		p.Value = p.Scores[0]
+		p.Class = m.Classes[0]
+		if p.Value > 0 {
+			p.Class = m.Classes[1]
+		}
+	} else {
+		best := argmax(p.Scores) // the first of equal scores, as numpy's argmax
+		p.Class, p.Value = m.Classes[best], p.Scores[best]
+	}
+	if m.Link == Logistic {
+		p.Probabilities = probabilities(p.Scores)
+	}
 	return p, nil
+}
+
+// ScoreClasses names the class each score belongs to: Classes, or for a binary model with
+// one score, classes[1] (the class a positive score predicts).
+func (m *Model) ScoreClasses() []string {
+	if m.Kind == Classification && len(m.Weights) == 1 && len(m.Classes) == 2 {
+		return m.Classes[1:]
+	}
+	return m.Classes
+}
+
+// probabilities are the logistic link's class probabilities of the scores: [1−σ(s), σ(s)]
+// for one score, else the softmax (computed from the scores minus their maximum, so no
+// exp overflows), as scikit-learn's LogisticRegression.predict_proba.
+func probabilities(s []float64) []float64 {
+	if len(s) == 1 {
+		p := 1 / (1 + math.Exp(-s[0]))
+		return []float64{1 - p, p}
+	}
+	mx := s[argmax(s)]
+	out := make([]float64, len(s))
+	sum := 0.0
+	for k, v := range s {
+		out[k] = math.Exp(v - mx)
+		sum += out[k]
+	}
+	for k := range out {
+		out[k] /= sum
+	}
+	return out
 }
 
 // Quantile is the interval half-width at the given coverage (a regression model's

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/model"
@@ -14,9 +15,10 @@ import (
 
 // Arrow columns and schema metadata embed --model adds (docs/fitting.md).
 const (
-	colPrediction = "model.prediction" // [1]: the prediction, or the class's index in distfeat.model_classes
-	colInterval   = "model.interval"   // [2]: lo, hi (regression, with a coverage)
-	colScores     = "model.scores"     // [classes]: per-class scores (classification)
+	colPrediction = "model.prediction"    // [1]: the prediction, or the class's index in distfeat.model_classes
+	colInterval   = "model.interval"      // [2]: lo, hi (regression, with a coverage)
+	colScores     = "model.scores"        // [scores]: per-class scores, or a binary model's one (classification)
+	colProbs      = "model.probabilities" // [classes]: class probabilities (link logistic)
 )
 
 // predictor applies a model file to embed's feature records.
@@ -50,7 +52,11 @@ func loadPredictor(path string, coverage float64, sp *spec.Spec, emb *embedding.
 func (p *predictor) columns() []spec.Column {
 	cols := []spec.Column{{Name: colPrediction, Len: 1}}
 	if p.m.Kind == model.Classification {
-		return append(cols, spec.Column{Name: colScores, Len: len(p.m.Classes)})
+		cols = append(cols, spec.Column{Name: colScores, Len: len(p.m.Weights)})
+		if p.m.Link == model.Logistic {
+			cols = append(cols, spec.Column{Name: colProbs, Len: len(p.m.Classes)})
+		}
+		return cols
 	}
 	if p.coverage != 0 {
 		cols = append(cols, spec.Column{Name: colInterval, Len: 2})
@@ -63,7 +69,15 @@ func (p *predictor) meta() [][2]string {
 	classes, _ := json.Marshal(p.m.Classes)
 	md := [][2]string{{"distfeat.model_version", p.m.ModelVersion}, {"distfeat.model_kind", p.m.Kind}}
 	if p.m.Kind == model.Classification {
-		return append(md, [2]string{"distfeat.model_classes", string(classes)})
+		md = append(md, [2]string{"distfeat.model_classes", string(classes)})
+		if sc := p.m.ScoreClasses(); len(sc) != len(p.m.Classes) { // a binary model's one score
+			b, _ := json.Marshal(sc)
+			md = append(md, [2]string{"distfeat.model_score_classes", string(b)})
+		}
+		if p.m.Link != "" {
+			md = append(md, [2]string{"distfeat.model_link", p.m.Link})
+		}
+		return md
 	}
 	if p.coverage != 0 {
 		md = append(md, [2]string{"distfeat.model_coverage", fmt.Sprint(p.coverage)})
@@ -84,6 +98,8 @@ type classOut struct {
 	ModelVersion string             `json:"model_version"`
 	Class        string             `json:"class"`
 	Scores       map[string]float32 `json:"scores"`
+	// Probabilities are the class probabilities (link logistic).
+	Probabilities map[string]float32 `json:"probabilities,omitempty"`
 }
 
 // predict applies the model to r: the Arrow vectors (in columns() order) and the JSON object.
@@ -99,15 +115,21 @@ func (p *predictor) predict(r schema.FeatureRecord) ([][]float32, any, error) {
 	if p.m.Kind == model.Classification {
 		out := classOut{ModelVersion: p.m.ModelVersion, Class: pr.Class, Scores: map[string]float32{}}
 		scores := make([]float32, len(pr.Scores))
-		idx := 0
 		for k, s := range pr.Scores {
 			scores[k] = float32(s)
-			out.Scores[p.m.Classes[k]] = scores[k]
-			if p.m.Classes[k] == pr.Class {
-				idx = k
-			}
+			out.Scores[p.m.ScoreClasses()[k]] = scores[k]
 		}
-		return [][]float32{{float32(idx)}, scores}, out, nil
+		vecs := [][]float32{{float32(slices.Index(p.m.Classes, pr.Class))}, scores}
+		if pr.Probabilities != nil {
+			probs := make([]float32, len(pr.Probabilities))
+			out.Probabilities = map[string]float32{}
+			for k, v := range pr.Probabilities {
+				probs[k] = float32(v)
+				out.Probabilities[p.m.Classes[k]] = probs[k]
+			}
+			vecs = append(vecs, probs)
+		}
+		return vecs, out, nil
 	}
 	out := regressionOut{ModelVersion: p.m.ModelVersion, Value: float32(pr.Value)}
 	vecs := [][]float32{{out.Value}}

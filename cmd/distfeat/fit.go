@@ -17,12 +17,13 @@ import (
 )
 
 func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("fit", "", "Embeds labelled sets (JSON lines as embed takes them, with a label field) with the spec and\nfits a linear model on the features of the chosen families: ridge regression with split-\nconformal prediction intervals, or a one-vs-rest ridge classifier; λ is chosen by cross-\nvalidation over whole sets. Writes the model file (docs/fitting.md) that embed --model applies.\nSame input and flags, same model bytes on one platform.", stderr)
+	fs := newFlagSet("fit", "", "Embeds labelled sets (JSON lines as embed takes them, with a label field) with the spec and\nfits a linear model on the features of the chosen families: ridge regression with split-\nconformal prediction intervals, or a classifier (one-vs-rest ridge, or logistic regression\nwith class probabilities); λ is chosen by cross-validation over whole sets. Writes the model\nfile (docs/fitting.md) that embed --model applies. Same input and flags, same model bytes on one platform.", stderr)
 	in := fs.String("in", "-", "labelled input JSON lines `file` (- for stdin)")
 	label := fs.String("label", "", "each line's label is in this JSON `field` (a number for regression, a class for classification); required")
 	specPath := fs.String("spec", envOr("SPEC", ""), "feature spec JSON `file` (DISTFEAT_SPEC); empty: the built-in default")
 	families := fs.String("families", "", "comma-separated `names` of the spec's families to fit on (default: all)")
 	task := fs.String("task", model.Regression, "`regression|classification`")
+	classifier := fs.String("classifier", model.RidgeClassifier, "classification: `ridge|logistic` (one-vs-rest ridge scores, or logistic regression with class probabilities)")
 	out := fs.String("out", "-", "model `file` (- for stdout); a file is replaced only when complete")
 	folds := fs.Int("folds", 5, "cross-validation `folds` (of whole sets)")
 	seed := fs.Uint64("seed", 1, "`seed` of the fold assignment and the calibration split")
@@ -40,6 +41,10 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return usageError(fmt.Sprintf("--calibration %v: want a share in (0, 1)", *calFrac))
 	case *maxSets < 0:
 		return usageError("--max-sets must be ≥ 0")
+	case *classifier != model.RidgeClassifier && *classifier != model.LogisticClassifier:
+		return usageError(fmt.Sprintf("--classifier %q: want ridge or logistic", *classifier))
+	case *classifier != model.RidgeClassifier && *task != model.Classification:
+		return usageError(fmt.Sprintf("--classifier %s is for --task classification", *classifier))
 	}
 	if *maxSets == 0 {
 		*maxSets = math.MaxInt
@@ -60,7 +65,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	m, err := fitModel(ctx, emb, cols, *in, *label, *maxSets, model.Options{Kind: *task, Folds: *folds, Seed: *seed, CalibrationFraction: *calFrac}, stderr)
+	m, err := fitModel(ctx, emb, cols, *in, *label, *maxSets, model.Options{Kind: *task, Classifier: *classifier, Folds: *folds, Seed: *seed, CalibrationFraction: *calFrac}, stderr)
 	var b []byte
 	if err == nil {
 		b, err = m.Marshal()

@@ -64,17 +64,24 @@ func runOK(t *testing.T, args ...string) string {
 	return stdout
 }
 
-// TestFitClassifierEmbedModel: fit a one-vs-rest classifier on the example sets' three
-// shapes, then embed --model predicts 30 fresh sets (another seed of the generator) in both
-// formats. The shapes are told apart at 200 points per set (cross-validated accuracy 1 on
-// mmd or hdd_js alone), so ≥ 27 of 30 right leaves room for a few hard sets. The two
-// formats carry the same classes and scores, those model.Predict gives on the output's own
-// features, and the same input gives the same bytes.
+// TestFitClassifierEmbedModel: fit a classifier (one-vs-rest ridge; logistic regression) on
+// the example sets' three shapes, then embed --model predicts 30 fresh sets (another seed
+// of the generator) in both formats. The shapes are told apart at 200 points per set
+// (cross-validated accuracy 1 on mmd or hdd_js alone), so ≥ 27 of 30 right leaves room for
+// a few hard sets. The two formats carry the same classes, scores and (logistic)
+// probabilities, those model.Predict gives on the output's own features, and the same
+// input gives the same bytes.
 func TestFitClassifierEmbedModel(t *testing.T) {
+	for _, classifier := range []string{model.RidgeClassifier, model.LogisticClassifier} {
+		t.Run(classifier, func(t *testing.T) { testFitClassifierEmbedModel(t, classifier) })
+	}
+}
+
+func testFitClassifierEmbedModel(t *testing.T, classifier string) {
 	dir := t.TempDir()
 	modelPath := filepath.Join(dir, "model.json")
 	code, _, stderr := runArgs(t, "fit", "--in", labelShapes(t, false), "--label", "shape", "--task", "classification",
-		"--spec", shapesSpec, "--families", "mmd,hdd_js", "--folds", "4", "--out", modelPath)
+		"--classifier", classifier, "--spec", shapesSpec, "--families", "mmd,hdd_js", "--folds", "4", "--out", modelPath)
 	if code != 0 {
 		t.Fatalf("fit: exit %d: %s", code, stderr)
 	}
@@ -107,7 +114,14 @@ func TestFitClassifierEmbedModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(cols, ",") != "mmd,hdd_js,l2,model.prediction,model.scores" {
+	wantCols := "mmd,hdd_js,l2,model.prediction,model.scores"
+	if classifier == model.LogisticClassifier {
+		wantCols += ",model.probabilities"
+		if m.Link != model.Logistic || m.CV.Metric != "log_loss" {
+			t.Fatalf("logistic model: link %q, CV metric %q", m.Link, m.CV.Metric)
+		}
+	}
+	if strings.Join(cols, ",") != wantCols {
 		t.Fatalf("arrow columns %v", cols)
 	}
 	right := 0
@@ -119,13 +133,15 @@ func TestFitClassifierEmbedModel(t *testing.T) {
 				ModelVersion string             `json:"model_version"`
 				Class        string             `json:"class"`
 				Scores       map[string]float32 `json:"scores"`
+				Probs        map[string]float32 `json:"probabilities"`
 			} `json:"prediction"`
 		}
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Fatal(err)
 		}
 		p := rec.Prediction
-		if p.ModelVersion != m.ModelVersion || len(rec.Features) != 3 || len(p.Scores) != 3 {
+		if p.ModelVersion != m.ModelVersion || len(rec.Features) != 3 || len(p.Scores) != 3 ||
+			(classifier == model.LogisticClassifier) != (len(p.Probs) == 3) {
 			t.Fatalf("line %d: %s", i+1, line)
 		}
 		// the Arrow record carries the same class (its index) and scores
@@ -151,12 +167,15 @@ func TestFitClassifierEmbedModel(t *testing.T) {
 			if float32(want.Scores[k]) != p.Scores[c] || want.Class != p.Class {
 				t.Fatalf("set %s: embed --model %v %s, model.Predict on its features %v %s", rec.Set, p.Scores, p.Class, want.Scores, want.Class)
 			}
+			if want.Probabilities != nil && (float32(want.Probabilities[k]) != p.Probs[c] || a.Vectors[5][k] != p.Probs[c]) {
+				t.Fatalf("set %s: probabilities: JSON %v, arrow %v, model.Predict %v", rec.Set, p.Probs, a.Vectors[5], want.Probabilities)
+			}
 		}
 		if p.Class == exampledata.ClassOf(rec.Set) {
 			right++
 		}
 	}
-	t.Logf("%d of %d fresh sets classified right", right, len(recs))
+	t.Logf("%s: λ=%.4g, %d of %d fresh sets classified right", classifier, m.Lambda, right, len(recs))
 	if len(recs) != 30 || right < 27 {
 		t.Errorf("%d of %d fresh sets classified right", right, len(recs))
 	}
@@ -165,7 +184,8 @@ func TestFitClassifierEmbedModel(t *testing.T) {
 // TestFitRegressionAndRefusals: a regression model on the shapes' numeric labels predicts
 // with intervals only at the coverages its 7 calibration sets support (0.5, 0.8; 0.9 needs
 // ⌈8·0.9⌉ = 8 > 7), and embed --model refuses a model fitted under another spec, naming
-// both spec_ids; fit refuses a non-numeric label for a regression and an unknown family.
+// both spec_ids; fit refuses a non-numeric label for a regression, an unknown family and a
+// classifier for a regression or of an unknown name.
 func TestFitRegressionAndRefusals(t *testing.T) {
 	dir := t.TempDir()
 	modelPath := filepath.Join(dir, "model.json")
@@ -224,6 +244,8 @@ func TestFitRegressionAndRefusals(t *testing.T) {
 		{[]string{"--in", labelShapes(t, false), "--label", "shape"}, `"ring" is not a finite number`},
 		{[]string{"--in", labelShapes(t, true), "--label", "shape", "--families", "nope"}, `no family "nope"`},
 		{[]string{"--in", labelShapes(t, true)}, "--label FIELD is required"},
+		{[]string{"--in", labelShapes(t, true), "--label", "shape", "--classifier", "logistic"}, "--classifier logistic is for --task classification"},
+		{[]string{"--in", labelShapes(t, false), "--label", "shape", "--task", "classification", "--classifier", "svm"}, `--classifier "svm"`},
 		{[]string{"--in", "../../examples/sets.jsonl", "--label", "colour"}, `no field "colour"`},
 	} {
 		code, _, stderr := runArgs(t, append([]string{"fit", "--spec", shapesSpec, "--out", filepath.Join(dir, "x.json")}, tc.args...)...)

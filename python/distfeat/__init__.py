@@ -13,10 +13,11 @@ from ._native import ForkedAfterLoadError, NativeError, version
 from ._sets import Ragged, ragged
 from .core import (TWO_SAMPLE_FIELDS, Calibration, Column, PointFeatures, Spec, Stream, TwoSample, calibrate, embed,
                    point_features, two_sample, uniform)
+from .export import export_model
 
 __all__ = [
     "Calibration", "Column", "Embedder", "FeatureReader", "ForkedAfterLoadError", "NativeError", "PointFeatures",
-    "Ragged", "Spec", "SpecMismatchError", "Stream", "TWO_SAMPLE_FIELDS", "TwoSample", "calibrate", "embed", "point_features",
+    "Ragged", "Spec", "SpecMismatchError", "Stream", "TWO_SAMPLE_FIELDS", "TwoSample", "calibrate", "embed", "export_model", "point_features",
     "ragged", "read_arrow", "two_sample", "uniform", "version",
 ]
 

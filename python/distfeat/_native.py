@@ -78,6 +78,7 @@ def _declare(l: ctypes.CDLL) -> None:
     l.distfeat_calibrate.argtypes = [vp, i64, vp, i64, cint, c_char_p]
     l.distfeat_calibrate.restype = vp
     l.distfeat_uniform.argtypes, l.distfeat_uniform.restype = [u64, c_char_p, vp, i64], vp
+    l.distfeat_model_seal.argtypes, l.distfeat_model_seal.restype = [c_char_p], vp
     l.distfeat_stream_new.argtypes, l.distfeat_stream_new.restype = [uptr], uptr
     l.distfeat_stream_add.argtypes, l.distfeat_stream_add.restype = [uptr, vp, i64], vp
     l.distfeat_stream_count.argtypes, l.distfeat_stream_count.restype = [uptr], i64

@@ -1,6 +1,6 @@
 // Command native is the shared library of the Python package distfeat (built with
 // `go build -buildmode=c-shared` by python/setup.py, loaded with ctypes): a thin C ABI over
-// the packages the worker runs — spec, embedding (through offline), calibrate. Results
+// the packages the worker runs — spec, embedding (through offline), calibrate, model. Results
 // that are documents (a resolved spec, a calibration) come back as JSON strings; numeric
 // inputs and outputs are caller-owned buffers (float64 points with int64 set offsets,
 // float32 features) that Go reads and writes in place and never keeps. Every function that
@@ -29,6 +29,7 @@ import (
 	"github.com/distfeat/distfeat/calibrate"
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/buildinfo"
+	"github.com/distfeat/distfeat/model"
 	"github.com/distfeat/distfeat/offline"
 	"github.com/distfeat/distfeat/spec"
 )
@@ -263,6 +264,24 @@ func distfeat_uniform(seed C.uint64_t, stream *C.char, out *C.double, n C.int64_
 		o[i] = rng.Float64()
 	}
 	return nil
+}
+
+// distfeat_model_seal completes a model document an exporter wrote (model.Seal: strict
+// decoding, validation, model_version from the content) and returns
+// {"model_version": …, "file": the model file's text} or {"error": …}.
+//
+//export distfeat_model_seal
+func distfeat_model_seal(doc *C.char) (res *C.char) {
+	defer guard(&res)
+	m, b, err := model.Seal([]byte(C.GoString(doc)))
+	if err != nil {
+		return errorJSON(err)
+	}
+	out, err := json.Marshal(map[string]string{"model_version": m.ModelVersion, "file": string(b)})
+	if err != nil {
+		return errorJSON(err)
+	}
+	return cString(string(out))
 }
 
 // distfeat_stream_new returns a handle to an empty offline.Stream of the spec h (one set fed in
