@@ -1,6 +1,7 @@
 package processor
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/distfeat/distfeat/model"
@@ -64,4 +65,20 @@ func (p *Processor) predictionMessage(msgs []Message, a *model.Applier, c window
 		FirstOffset: c.FirstOffset,
 		EventEnd:    -1,
 	})
+}
+
+// ModelDeadLetter is the dead letter of a model refused on the models topic (rec is its
+// record there): the original key, value and headers, cut to fit maxOutput bytes like every
+// dead letter, with error "model_" + reason (model.RefusedReason), error-detail and the
+// source headers.
+func ModelDeadLetter(rec Record, reason string, err error, maxOutput int) Message {
+	own := []Header{
+		{Key: schema.HeaderError, Value: []byte("model_" + reason)},
+		{Key: schema.HeaderErrorDetail, Value: []byte(truncateUTF8(err.Error(), MaxErrorDetail))},
+		{Key: schema.HeaderSourceTopic, Value: []byte(rec.Topic)},
+		{Key: schema.HeaderSourcePartition, Value: []byte(strconv.Itoa(rec.Partition))},
+		{Key: schema.HeaderSourceOffset, Value: []byte(strconv.FormatInt(rec.Offset, 10))},
+	}
+	key, value, headers := fitDeadLetter(rec.Key, rec.Value, rec.Headers, own, maxOutput)
+	return Message{Kind: DeadLetter, Key: key, Value: value, Headers: headers, Time: rec.Time, FirstOffset: rec.Offset, EventEnd: -1}
 }
