@@ -248,6 +248,7 @@ func NewWorker(cfg Config, emb *embedding.Embedder, out *schema.Output, m *metri
 		if mods, err = newModels(cfg, emb.Spec().ID(), cols, m, log); err != nil {
 			return nil, err
 		}
+		m.PredictionsConfigured.Set(1)
 	}
 	if clock == nil {
 		clock = window.SystemClock{}

@@ -107,6 +107,9 @@ type Metrics struct {
 	ModelsRefused *prometheus.CounterVec
 	// ModelLoads counts models put in force, by source (file, topic).
 	ModelLoads *prometheus.CounterVec
+	// PredictionsConfigured is 1 when the worker predicts (DISTFEAT_MODEL or
+	// DISTFEAT_MODELS_TOPIC), so an alert can tell "no model in force" from "no model wanted".
+	PredictionsConfigured prometheus.Gauge
 	// PredictionValue is the distribution of regression predictions (a classifier's: the
 	// winning class's score); PredictionIntervalWidth that of the intervals' widths.
 	PredictionValue         prometheus.Histogram
@@ -292,6 +295,9 @@ func (m *Metrics) newPredictionMetrics() {
 	m.ModelLoads = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "distfeat_model_loads_total", Help: "Models put in force, by source (file, topic).",
 	}, []string{"source"})
+	m.PredictionsConfigured = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "distfeat_predictions_configured", Help: "1 when the worker applies a model (DISTFEAT_MODEL or DISTFEAT_MODELS_TOPIC set), else 0.",
+	})
 	m.PredictionValue = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name: "distfeat_prediction_value", Help: "Regression predictions (a classifier's: the winning class's score).",
 		Buckets: predictionBuckets(),
@@ -311,5 +317,5 @@ func (m *Metrics) collectors() []prometheus.Collector {
 		m.ConsumerLag, m.CommittedOffset, m.CommitDeferred, m.Rebalances, m.ProduceErrors,
 		m.SketchBytes, m.DeadLetters, m.BuildInfo, m.GroupLag, m.GroupCommittedOffset,
 		m.GroupPartitionsUnassigned, m.GroupLagErrors, m.CloseMarkers, m.BufferLimit, m.Ready,
-		m.Predictions, m.ModelInfo, m.ModelsRefused, m.ModelLoads, m.PredictionValue, m.PredictionIntervalWidth}
+		m.Predictions, m.ModelInfo, m.ModelsRefused, m.ModelLoads, m.PredictionsConfigured, m.PredictionValue, m.PredictionIntervalWidth}
 }

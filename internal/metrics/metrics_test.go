@@ -71,6 +71,7 @@ func TestDesignMetricsExposed(t *testing.T) {
 		`distfeat_model_info{kind="regression",model_version="0123456789abcdef",name="mc",spec_id="fedcba9876543210"} 1`,
 		`distfeat_models_refused_total{reason="spec_id"} 1`,
 		`distfeat_model_loads_total{source="topic"} 1`,
+		`distfeat_predictions_configured 0`,
 		`distfeat_prediction_value_bucket{le="-3"} 1`,
 		`distfeat_prediction_value_bucket{le="-5"} 0`,
 		`distfeat_prediction_interval_width_bucket{le="5.12"} 1`,
