@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 )
 
 // Reasons an Applier refuses a model (the reason label of distfeat_models_refused_total and,
@@ -43,6 +44,7 @@ type Applier struct {
 	cols     []Column // the embedder's, in record order
 	coverage float64  // regression interval coverage; 0: none (always 0 for a classifier)
 	q        float64  // the interval half-width at coverage
+	rows     sync.Pool // of *[]float32: feature rows of models reading several columns
 }
 
 // NewApplier refuses (*RefusedError) a model fitted under another spec_id than specID, one
@@ -88,10 +90,16 @@ type Output struct {
 
 // Apply predicts from a record's vectors (one per embedder column, in record order).
 func (a *Applier) Apply(vecs [][]float32) (Output, error) {
-	row, err := a.m.Row(nil, a.cols, vecs)
+	buf, _ := a.rows.Get().(*[]float32)
+	if buf == nil {
+		buf = new([]float32)
+	}
+	defer a.rows.Put(buf)
+	row, err := a.m.Row(*buf, a.cols, vecs)
 	if err != nil {
 		return Output{}, err
 	}
+	*buf = row
 	p, err := a.m.Predict(row, a.coverage)
 	if err != nil {
 		return Output{}, err

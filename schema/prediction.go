@@ -2,6 +2,7 @@ package schema
 
 import (
 	"fmt"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -73,7 +74,10 @@ var predictionSchema = func() *arrow.Schema {
 }()
 
 // PredictionOutput encodes prediction records. It is safe for concurrent use.
-type PredictionOutput struct{ enc *streamEncoder }
+type PredictionOutput struct {
+	enc      *streamEncoder
+	builders sync.Pool // of *array.RecordBuilder: NewRecord leaves one empty and reusable
+}
 
 // NewPredictionOutput returns the predictions topic's encoder.
 func NewPredictionOutput() *PredictionOutput {
@@ -92,8 +96,10 @@ func (o *PredictionOutput) Encode(r PredictionRecord) ([]byte, error) {
 	if len(r.Scores) != len(r.Classes) {
 		return nil, fmt.Errorf("schema: prediction with %d scores for %d classes", len(r.Scores), len(r.Classes))
 	}
-	b := array.NewRecordBuilder(memory.DefaultAllocator, predictionSchema)
-	defer b.Release()
+	b, _ := o.builders.Get().(*array.RecordBuilder)
+	if b == nil {
+		b = array.NewRecordBuilder(memory.DefaultAllocator, predictionSchema)
+	}
 	b.Field(0).(*array.StringBuilder).Append(r.Set)
 	b.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(r.WindowStart))
 	b.Field(2).(*array.TimestampBuilder).Append(arrow.Timestamp(r.WindowEnd))
@@ -126,6 +132,7 @@ func (o *PredictionOutput) Encode(r PredictionRecord) ([]byte, error) {
 		scores.AppendNull()
 	}
 	rec := b.NewRecord()
+	o.builders.Put(b)
 	defer rec.Release()
 	value, err := o.enc.encode(rec)
 	if err != nil {
