@@ -41,9 +41,9 @@ func RefusedReason(err error) string {
 // for concurrent use.
 type Applier struct {
 	m        *Model
-	cols     []Column // the embedder's, in record order
-	coverage float64  // regression interval coverage; 0: none (always 0 for a classifier)
-	q        float64  // the interval half-width at coverage
+	cols     []Column  // the embedder's, in record order
+	coverage float64   // regression interval coverage; 0: none (always 0 for a classifier)
+	q        float64   // the interval half-width at coverage
 	rows     sync.Pool // of *[]float32: feature rows of models reading several columns
 }
 
