@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/distfeat/distfeat/internal/metrics"
 	"github.com/distfeat/distfeat/model"
 	"github.com/distfeat/distfeat/processor"
+	"github.com/distfeat/distfeat/schema"
 )
 
 // models holds the model in force (processor.Models): the model file's at start, replaced by
@@ -57,6 +59,30 @@ func (s *models) set(a *model.Applier, source string) {
 		"kind", m.Kind, "spec_id", m.SpecID, "coverage", a.Coverage())
 }
 
+// maxSetBytes is the longest set ID the input accepts (schema.DecodeOptions' default).
+const maxSetBytes = 256
+
+// checkSize refuses (RefusedTooLarge) a model whose prediction records, for the longest set
+// ID, would not fit the output limit with their headers: the broker would refuse them and
+// stall the partition.
+func checkSize(a *model.Applier, maxOutput int) error {
+	m := a.Model()
+	r := schema.PredictionRecord{Set: strings.Repeat("x", maxSetBytes), SpecID: m.SpecID, ModelVersion: m.ModelVersion,
+		ModelKind: m.Kind, Interval: &[2]float32{}, Coverage: a.Coverage()}
+	if len(m.Classes) > 0 {
+		r.Classes, r.Scores = m.Classes, make([]float32, len(m.Classes))
+	}
+	b, err := schema.NewPredictionOutput().Encode(r)
+	if err != nil {
+		return &model.RefusedError{Reason: model.RefusedDecode, Err: err}
+	}
+	if size := len(b) + 2*maxSetBytes + 1024; size > maxOutput { // key and headers: set ID, window-id, spec-id, model-version
+		return &model.RefusedError{Reason: model.RefusedTooLarge, Err: fmt.Errorf("model %s: its prediction records take up to %d bytes, over the output limit DISTFEAT_MAX_OUTPUT_BYTES=%d (%d classes)",
+			m.ModelVersion, size, maxOutput, len(m.Classes))}
+	}
+	return nil
+}
+
 // newModels loads the model file, if any, refusing one that does not fit the spec in use.
 func newModels(cfg Config, specID string, cols []model.Column, m *metrics.Metrics, log *slog.Logger) (*models, error) {
 	s := &models{name: cfg.ModelName, specID: specID, cols: cols, coverage: cfg.ModelCoverage, m: m, log: log}
@@ -69,6 +95,9 @@ func newModels(cfg Config, specID string, cols []model.Column, m *metrics.Metric
 			return nil, fmt.Errorf("consumer: DISTFEAT_MODEL: %w", err)
 		}
 		a, err := model.NewApplier(mod, specID, cols, cfg.ModelCoverage)
+		if err == nil {
+			err = checkSize(a, cfg.OutputBatchBytes)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("consumer: DISTFEAT_MODEL %s: %w", cfg.ModelFile, err)
 		}
@@ -214,6 +243,9 @@ func (w *Worker) modelRecord(ctx context.Context, m kafka.Message) {
 		return
 	}
 	a, err := model.ParseFor(m.Value, w.models.specID, w.models.cols, w.models.coverage)
+	if err == nil {
+		err = checkSize(a, w.cfg.OutputBatchBytes)
+	}
 	if err != nil {
 		reason := model.RefusedReason(err)
 		w.metrics.ModelsRefused.WithLabelValues(reason).Inc()

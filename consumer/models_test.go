@@ -202,3 +202,39 @@ func fixVersion(t *testing.T, b []byte) []byte {
 	}
 	return out
 }
+
+// TestModelPredictionSize: a model whose prediction records cannot fit the output limit (a
+// classifier with very many long class names) is refused as too_large, naming the limit;
+// an ordinary one fits.
+func TestModelPredictionSize(t *testing.T) {
+	mk := func(classes int) *model.Applier {
+		t.Helper()
+		m := &model.Model{Format: model.FormatVersion, Kind: model.Regression, SpecID: "s", Width: 2,
+			Columns: []model.Column{{Name: "f", Len: 2}}, Intercept: []float64{0}, Weights: [][]float64{{1, 1}}}
+		if classes > 0 {
+			m.Kind, m.Intercept, m.Weights = model.Classification, make([]float64, classes), make([][]float64, classes)
+			for k := range classes {
+				m.Classes = append(m.Classes, fmt.Sprintf("%0200d", k))
+				m.Weights[k] = []float64{1, float64(k)}
+			}
+		}
+		if _, err := m.Marshal(); err != nil {
+			t.Fatal(err)
+		}
+		a, err := model.NewApplier(m, "s", m.Columns, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	if err := checkSize(mk(0), 8<<10); err != nil {
+		t.Errorf("a regression within 8 KiB: %v", err)
+	}
+	if err := checkSize(mk(10), 1_000_000); err != nil {
+		t.Errorf("10 classes within 1 MB: %v", err)
+	}
+	err := checkSize(mk(5000), 1_000_000) // 5000 × 200-byte names: over 1 MB
+	if model.RefusedReason(err) != model.RefusedTooLarge || !strings.Contains(err.Error(), "DISTFEAT_MAX_OUTPUT_BYTES=1000000") {
+		t.Errorf("5000 long class names: %v, want too_large naming the limit", err)
+	}
+}

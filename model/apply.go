@@ -14,6 +14,7 @@ const (
 	RefusedSpecID   = "spec_id"  // fitted under another spec
 	RefusedColumns  = "columns"  // reads a column the spec has not, or at another width
 	RefusedCoverage = "coverage" // no interval at the configured coverage
+	RefusedTooLarge = "too_large" // its prediction records would exceed the output limit (the caller checks)
 )
 
 // RefusedError is why a model cannot be applied to an embedder's records: Reason is one of

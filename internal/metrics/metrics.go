@@ -102,7 +102,7 @@ type Metrics struct {
 	// ModelInfo is 1 for the model in force (name, model_version, spec_id, kind); absent
 	// while none is.
 	ModelInfo *prometheus.GaugeVec
-	// ModelsRefused counts models refused by reason (decode, spec_id, columns, coverage):
+	// ModelsRefused counts models refused by reason (decode, spec_id, columns, coverage, too_large):
 	// from the models topic (dead-lettered; the running model stays).
 	ModelsRefused *prometheus.CounterVec
 	// ModelLoads counts models put in force, by source (file, topic).
@@ -290,7 +290,7 @@ func (m *Metrics) newPredictionMetrics() {
 		Name: "distfeat_model_info", Help: "1 for the model in force (DISTFEAT_MODEL_NAME or the file), labelled with its version, spec_id and kind; absent while none is.",
 	}, []string{"name", "model_version", "spec_id", "kind"})
 	m.ModelsRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "distfeat_models_refused_total", Help: "Models on the models topic refused (dead-lettered; the running model stays), by reason: decode, spec_id, columns, coverage.",
+		Name: "distfeat_models_refused_total", Help: "Models on the models topic refused (dead-lettered; the running model stays), by reason: decode, spec_id, columns, coverage, too_large.",
 	}, []string{"reason"})
 	m.ModelLoads = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "distfeat_model_loads_total", Help: "Models put in force, by source (file, topic).",
