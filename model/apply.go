@@ -10,10 +10,10 @@ import (
 // Reasons an Applier refuses a model (the reason label of distfeat_models_refused_total and,
 // prefixed with "model_", the error header of a refused model's dead letter).
 const (
-	RefusedDecode   = "decode"   // not a valid model file
-	RefusedSpecID   = "spec_id"  // fitted under another spec
-	RefusedColumns  = "columns"  // reads a column the spec has not, or at another width
-	RefusedCoverage = "coverage" // no interval at the configured coverage
+	RefusedDecode   = "decode"    // not a valid model file
+	RefusedSpecID   = "spec_id"   // fitted under another spec
+	RefusedColumns  = "columns"   // reads a column the spec has not, or at another width
+	RefusedCoverage = "coverage"  // no interval at the configured coverage
 	RefusedTooLarge = "too_large" // its prediction records would exceed the output limit (the caller checks)
 )
 
