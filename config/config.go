@@ -14,6 +14,7 @@ import (
 	"maps"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +37,12 @@ type Config struct {
 	PointsTopic string   `env:"POINT_FEATURES_TOPIC" values:"topic" doc:"per-point features of the spec's marginal_transfer families (empty: off); a quarter of MAX_BUFFER_BYTES then holds windows' points"`
 	Group       string   `env:"GROUP" envDefault:"distfeat" values:"name" doc:"consumer group"`
 	Spec        string   `env:"SPEC" values:"file" doc:"feature spec JSON file (empty: the built-in default)"`
+
+	Model            string  `env:"MODEL" values:"file" doc:"model file (distfeat fit) applied to every closed window, its prediction written to PREDICTIONS_TOPIC; fitted under another spec_id or for other columns: a start-up error naming both"`
+	ModelsTopic      string  `env:"MODELS_TOPIC" values:"topic" doc:"compacted topic of model files keyed by model name, read from the beginning and followed: the newest valid one named MODEL_NAME replaces the model for windows closing after it is read; a mismatched one is dead-lettered (empty: off)"`
+	ModelName        string  `env:"MODEL_NAME" values:"name" doc:"the key of this worker's model on MODELS_TOPIC (required with it)"`
+	ModelCoverage    float64 `env:"MODEL_COVERAGE" envDefault:"0.9" values:"coverage" doc:"a regression model's prediction interval coverage, one of the levels the model stores (0: no interval); a model without it is refused"`
+	PredictionsTopic string  `env:"PREDICTIONS_TOPIC" values:"topic" doc:"topic of the per-window predictions (empty: OUTPUT_TOPIC + .predictions when MODEL or MODELS_TOPIC is set)"`
 
 	Window          string        `env:"WINDOW" envDefault:"set" values:"set|count|time|session" doc:"window mode"`
 	WindowSize      string        `env:"WINDOW_SIZE" values:"points|duration" doc:"window size: points (count) or a duration such as 10s (time); a start-up error with set or session windows, which have no size"`
@@ -226,6 +233,9 @@ func (c *Config) Validate() error {
 	if p := c.PointsTopic; p != "" && (p == c.InputTopic || p == c.OutputTopic || p == c.DLQTopic) {
 		return configError("POINT_FEATURES_TOPIC", "%q must differ from the input, output and dead-letter topics", p)
 	}
+	if err := c.validateModel(); err != nil {
+		return err
+	}
 	if _, err := c.WindowConfig(); err != nil {
 		return err
 	}
@@ -252,6 +262,44 @@ func (c *Config) Validate() error {
 		return configError("LOG_FORMAT", "%q: want text or json", c.LogFormat)
 	}
 	return c.Security.Validate()
+}
+
+// Predicting reports whether the worker applies a model (MODEL or MODELS_TOPIC).
+func (c *Config) Predicting() bool { return c.Model != "" || c.ModelsTopic != "" }
+
+// PredictionsTopicName is the topic of the predictions: PREDICTIONS_TOPIC, else OUTPUT_TOPIC
+// + ".predictions" when the worker predicts, else "".
+func (c *Config) PredictionsTopicName() string {
+	if c.PredictionsTopic != "" || !c.Predicting() {
+		return c.PredictionsTopic
+	}
+	return c.OutputTopic + ".predictions"
+}
+
+// validateModel checks the model variables: a models topic needs a name and a name a topic,
+// a predictions topic needs a model, the coverage is 0 or in (0, 1), and the predictions and
+// models topics differ from the others.
+func (c *Config) validateModel() error {
+	if c.ModelsTopic != "" && strings.TrimSpace(c.ModelName) == "" {
+		return configError("MODEL_NAME", "required with MODELS_TOPIC %q: the key of this worker's model on it", c.ModelsTopic)
+	}
+	if c.ModelName != "" && c.ModelsTopic == "" {
+		return configError("MODEL_NAME", "%q is set but MODELS_TOPIC is not: name the topic the model comes from", c.ModelName)
+	}
+	if c.PredictionsTopic != "" && !c.Predicting() {
+		return configError("PREDICTIONS_TOPIC", "%q is set but neither MODEL nor MODELS_TOPIC is: no model makes predictions", c.PredictionsTopic)
+	}
+	if cv := c.ModelCoverage; cv != 0 && !(cv > 0 && cv < 1) {
+		return configError("MODEL_COVERAGE", "%v: want 0 (no interval) or a coverage between 0 and 1 such as 0.9", cv)
+	}
+	others := []string{c.InputTopic, c.OutputTopic, c.DLQTopic, c.PointsTopic}
+	if p := c.PredictionsTopicName(); p != "" && slices.Contains(others, p) {
+		return configError("PREDICTIONS_TOPIC", "%q must differ from the input, output, dead-letter and per-point topics", p)
+	}
+	if m := c.ModelsTopic; m != "" && (slices.Contains(others, m) || m == c.PredictionsTopicName()) {
+		return configError("MODELS_TOPIC", "%q must differ from the input, output, dead-letter, per-point and predictions topics", m)
+	}
+	return nil
 }
 
 // ParseLogLevel parses debug, info, warn or error (slog's names).

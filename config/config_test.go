@@ -58,6 +58,12 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		{map[string]string{"TLS_ENABLED": "maybe"}, "DISTFEAT_TLS_ENABLED"},
 		{map[string]string{"SASL_MECHANISM": "kerberos"}, "DISTFEAT_SASL_MECHANISM"},
 		{map[string]string{"SASL_MECHANISM": "plain"}, "DISTFEAT_SASL_USERNAME"},
+		{map[string]string{"MODELS_TOPIC": "models"}, "DISTFEAT_MODEL_NAME"},
+		{map[string]string{"MODEL_NAME": "mc"}, "DISTFEAT_MODEL_NAME"},
+		{map[string]string{"PREDICTIONS_TOPIC": "preds"}, "DISTFEAT_PREDICTIONS_TOPIC"},
+		{map[string]string{"MODEL": "m.json", "MODEL_COVERAGE": "90"}, "DISTFEAT_MODEL_COVERAGE"},
+		{map[string]string{"MODEL": "m.json", "PREDICTIONS_TOPIC": "features"}, "DISTFEAT_PREDICTIONS_TOPIC"},
+		{map[string]string{"MODELS_TOPIC": "points.dlq", "MODEL_NAME": "mc"}, "DISTFEAT_MODELS_TOPIC"},
 		{map[string]string{"TLS_CERT_FILE": "/x.pem"}, "DISTFEAT_TLS_CERT_FILE"},
 	}
 	for _, tc := range cases {
@@ -85,7 +91,7 @@ func TestDefaults(t *testing.T) {
 		DLQTopic: "points.dlq", Group: "distfeat", Window: "set", WindowGap: 30 * time.Second,
 		IdleTimeout: time.Minute, MaxEventLead: time.Minute, MaxOpenWindows: 1000, MaxMessageBytes: 1 << 20, MaxOutputBytes: 1_000_000, MaxBufferBytes: 128 << 20,
 		SessionTimeout: 10 * time.Second, CommitInterval: time.Second, MetricsAddr: ":9464",
-		ShutdownTimeout: 20 * time.Second, LogLevel: "info", LogFormat: "text",
+		ShutdownTimeout: 20 * time.Second, LogLevel: "info", LogFormat: "text", ModelCoverage: 0.9,
 	}
 	if got := *cfg; !reflect.DeepEqual(got, want) {
 		t.Errorf("defaults:\n got  %+v\n want %+v", got, want)
@@ -237,6 +243,28 @@ func TestParseErrorsNameEveryVariable(t *testing.T) {
 	cfg, err := config.Load(env(map[string]string{"MAX_BUFFER_BYTES": "8589934592"}), nil)
 	if err != nil || cfg.MaxBufferBytes != 8<<30 {
 		t.Errorf("8 GiB buffer: %v, %v", cfg, err)
+	}
+}
+
+// TestPredictionsTopicName: the predictions topic defaults to the output topic's name +
+// ".predictions" only when the worker predicts.
+func TestPredictionsTopicName(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{nil, ""},
+		{map[string]string{"MODEL": "m.json"}, "features.predictions"},
+		{map[string]string{"MODELS_TOPIC": "models", "MODEL_NAME": "mc", "OUTPUT_TOPIC": "f"}, "f.predictions"},
+		{map[string]string{"MODEL": "m.json", "PREDICTIONS_TOPIC": "p"}, "p"},
+	} {
+		cfg, err := config.Load(env(tc.env), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.PredictionsTopicName(); got != tc.want {
+			t.Errorf("%v: predictions topic %q, want %q", tc.env, got, tc.want)
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/distfeat/distfeat/internal/metrics"
+	"github.com/distfeat/distfeat/model"
 	"github.com/distfeat/distfeat/processor"
 	"github.com/distfeat/distfeat/window"
 )
@@ -27,7 +28,18 @@ var (
 	_ processor.DriftObserver      = (*observer)(nil)
 	_ processor.ClipObserver       = (*observer)(nil)
 	_ processor.SequentialObserver = (*observer)(nil)
+	_ processor.PredictionObserver = (*observer)(nil)
 )
+
+// OnPrediction counts predictions_total{model_version} and observes the prediction and its
+// interval's width.
+func (o *observer) OnPrediction(a *model.Applier, out model.Output) {
+	o.m.Predictions.WithLabelValues(a.Model().ModelVersion).Inc()
+	o.m.PredictionValue.Observe(float64(out.Value))
+	if out.Interval != nil {
+		o.m.PredictionIntervalWidth.Observe(float64(out.Interval[1] - out.Interval[0]))
+	}
+}
 
 // OnRecord counts records_total{result}.
 func (o *observer) OnRecord(result string) { o.m.Records.WithLabelValues(result).Inc() }

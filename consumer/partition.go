@@ -96,6 +96,7 @@ func (p *partition) newProcessor() error {
 		Group:              w.cfg.Group,
 		MaxOutputBytes:     w.cfg.OutputBatchBytes,
 		Points:             w.points,
+		Models:             w.processorModels(),
 	}, w.emb, w.out, obs, w.clock)
 	if err != nil {
 		return err
@@ -325,6 +326,8 @@ func (p *partition) queue(res processor.Result) {
 			topic = p.w.cfg.DLQTopic
 		case processor.PointFeature:
 			topic = p.w.cfg.PointsTopic
+		case processor.Prediction:
+			topic = p.w.cfg.PredictionsTopic
 		}
 		headers := make([]kafka.Header, len(m.Headers))
 		for i, h := range m.Headers {

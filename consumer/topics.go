@@ -32,6 +32,12 @@ func (w *Worker) checkTopics(ctx context.Context) error {
 	if w.cfg.PointsTopic != "" {
 		vars = append(vars, struct{ env, topic string }{"DISTFEAT_POINT_FEATURES_TOPIC", w.cfg.PointsTopic})
 	}
+	if w.models != nil {
+		vars = append(vars, struct{ env, topic string }{"DISTFEAT_PREDICTIONS_TOPIC", w.cfg.PredictionsTopic})
+	}
+	if w.cfg.ModelsTopic != "" {
+		vars = append(vars, struct{ env, topic string }{"DISTFEAT_MODELS_TOPIC", w.cfg.ModelsTopic})
+	}
 	names := make([]string, len(vars))
 	for i, v := range vars {
 		names[i] = v.topic

@@ -28,6 +28,7 @@ import (
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/kafkaconn"
 	"github.com/distfeat/distfeat/internal/metrics"
+	"github.com/distfeat/distfeat/model"
 	"github.com/distfeat/distfeat/processor"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/window"
@@ -44,6 +45,23 @@ type Config struct {
 	// families (processor.PointFeature), committed after acknowledgement like the feature
 	// records. The embedder must retain points (embedding.WithPointRetention). "": off.
 	PointsTopic string
+	// PredictionsTopic receives each closed window's prediction by the model in force
+	// (processor.Prediction), committed after acknowledgement like the feature records.
+	// Required when ModelFile or ModelsTopic is set.
+	PredictionsTopic string
+	// ModelFile is a model file put in force at start; one fitted under another spec_id or
+	// for other columns, or without an interval at ModelCoverage, fails NewWorker with an
+	// error naming both. "": none (until the models topic has one).
+	ModelFile string
+	// ModelsTopic is a compacted topic of model files keyed by model name, read from its
+	// first offset before the worker joins the group and followed afterwards: the newest
+	// valid model named ModelName replaces the model in force for the windows finalised
+	// after it is read; a mismatched one is dead-lettered (model_<reason>) and the model in
+	// force stays (docs/fitting.md). "": off.
+	ModelsTopic string
+	ModelName   string
+	// ModelCoverage is a regression model's interval coverage (0: no interval).
+	ModelCoverage float64
 
 	Window window.Config
 
@@ -160,6 +178,7 @@ type Worker struct {
 	emb     *embedding.Embedder
 	out     *schema.Output
 	points  *schema.PointOutput // per-point output (Config.PointsTopic), or nil
+	models  *models             // the model in force (Config.ModelFile, ModelsTopic), or nil
 	metrics *metrics.Metrics
 	log     *slog.Logger
 	clock   window.Clock
@@ -180,6 +199,8 @@ type Worker struct {
 	running      sync.WaitGroup          // partition functions started in generations
 	settled      sync.WaitGroup          // partition functions that have not finished their own work yet
 	gauges       gauges
+
+	modelFollowers sync.WaitGroup // the models topic's readers
 }
 
 // NewWorker validates the configuration and builds a worker. Nothing connects until Run.
@@ -212,6 +233,23 @@ func NewWorker(cfg Config, emb *embedding.Embedder, out *schema.Output, m *metri
 	if log == nil {
 		log = slog.Default()
 	}
+	var mods *models
+	if cfg.ModelFile != "" || cfg.ModelsTopic != "" {
+		if cfg.PredictionsTopic == "" {
+			return nil, errors.New("consumer: a model (DISTFEAT_MODEL or DISTFEAT_MODELS_TOPIC) needs a predictions topic (DISTFEAT_PREDICTIONS_TOPIC)")
+		}
+		if cfg.ModelsTopic != "" && cfg.ModelName == "" {
+			return nil, errors.New("consumer: DISTFEAT_MODELS_TOPIC needs DISTFEAT_MODEL_NAME")
+		}
+		cols := make([]model.Column, 0, len(emb.Columns()))
+		for _, c := range emb.Columns() {
+			cols = append(cols, model.Column{Name: c.Name, Len: c.Len})
+		}
+		if mods, err = newModels(cfg, emb.Spec().ID(), cols, m, log); err != nil {
+			return nil, err
+		}
+		m.PredictionsConfigured.Set(1)
+	}
 	if clock == nil {
 		clock = window.SystemClock{}
 	}
@@ -220,7 +258,7 @@ func NewWorker(cfg Config, emb *embedding.Embedder, out *schema.Output, m *metri
 		transport = &kafka.Transport{}
 	}
 	w = &Worker{
-		cfg: cfg, emb: emb, out: out, points: points, metrics: m, log: log, clock: clock,
+		cfg: cfg, emb: emb, out: out, points: points, models: mods, metrics: m, log: log, clock: clock,
 		writer: &kafka.Writer{
 			Addr:         kafka.TCP(cfg.Brokers...),
 			Balancer:     &kafka.Murmur2Balancer{Consistent: true},
@@ -287,6 +325,16 @@ func (w *Worker) Run(parent context.Context) (err error) {
 	}
 	if ctx.Err() != nil {
 		return nil
+	}
+	if w.cfg.ModelsTopic != "" {
+		// The followers write refused models' dead letters: they end before the writer closes.
+		defer w.modelFollowers.Wait()
+		if err := w.followModels(ctx); err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
 	}
 	group, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
 		ID:                w.cfg.Group,

@@ -21,6 +21,7 @@ import (
 
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/parallel"
+	"github.com/distfeat/distfeat/model"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/spec"
 	"github.com/distfeat/distfeat/window"
@@ -56,6 +57,10 @@ type Config struct {
 	// window whose points did not fit its budget gets no per-point messages
 	// (PointObserver.OnPointsDropped).
 	Points *schema.PointOutput
+	// Models, if set, turns on the predictions: after each window's feature record (and
+	// per-point records), its prediction by the model in force (Models.Current; none while
+	// that is nil) as a Prediction message.
+	Models Models
 	// FinalizeWorkers is how many goroutines finalise the windows one Process call closes
 	// (embedding.FinalizeBatchParallel) and encode their feature records: the call still
 	// returns only when all are done, so commits are unaffected and the bytes never depend
@@ -117,7 +122,8 @@ type Processor struct {
 	next        int64 // next offset to process
 	seen        bool  // a record was processed
 
-	pointChunk int // points per PointFeature message (Config.Points)
+	pointChunk  int                      // points per PointFeature message (Config.Points)
+	predictions *schema.PredictionOutput // the Prediction messages' encoder (Config.Models)
 
 	normBuf []float64      // normalised points of the current record, reused
 	insBuf  []window.Input // window inputs of the current record, reused
@@ -183,6 +189,9 @@ func New(cfg Config, emb *embedding.Embedder, out *schema.Output, obs Observer, 
 		if p.pointChunk, err = PointChunk(emb, cfg.Points, cfg.MaxOutputBytes); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.Models != nil {
+		p.predictions = schema.NewPredictionOutput()
 	}
 	return p, nil
 }
@@ -506,6 +515,10 @@ func (p *Processor) finish() Result {
 		p.seq.Apply(&recs[i], p.closed[i].FirstOffset)
 	}
 	values, errs := p.encodeAll(recs)
+	var applier *model.Applier // one model for every window this call closes
+	if p.cfg.Models != nil {
+		applier = p.cfg.Models.Current()
+	}
 	msgs := make([]Message, 0, len(p.slots))
 	for _, s := range p.slots {
 		if s.closed < 0 {
@@ -519,6 +532,7 @@ func (p *Processor) finish() Result {
 			if p.cfg.Points != nil {
 				msgs = p.pointMessages(msgs, c, recs[s.closed])
 			}
+			msgs = p.predictionMessage(msgs, applier, c, recs[s.closed])
 		}
 	}
 	for _, c := range p.closed {

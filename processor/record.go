@@ -43,9 +43,12 @@ const (
 	// PointFeature is per-point features of a closed window (Config.Points) for the
 	// per-point topic: they follow the window's feature record, in point order.
 	PointFeature
+	// Prediction is a closed window's prediction by the model in force (Config.Models) for
+	// the predictions topic: it follows the window's feature record (and per-point records).
+	Prediction
 )
 
-// String returns "feature", "dead-letter" or "point-feature".
+// String returns "feature", "dead-letter", "point-feature" or "prediction".
 func (k Kind) String() string {
 	switch k {
 	case Feature:
@@ -54,6 +57,8 @@ func (k Kind) String() string {
 		return "dead-letter"
 	case PointFeature:
 		return "point-feature"
+	case Prediction:
+		return "prediction"
 	}
 	return "unknown"
 }

@@ -285,6 +285,7 @@ const (
 	fbTypeFloatingPoint = 3
 	fbTypeUtf8          = 5
 	fbTypeBool          = 6
+	fbTypeList          = 12 // the predictions topic's classes and scores
 	fbTypeTimestamp     = 10
 	fbTypeFixedSizeList = 16
 	fbTypeLargeUtf8     = 20
@@ -402,7 +403,7 @@ func (w *schemaWalker) fields(t fbTable, slot, depth int, parent string) error {
 			return malformed("%s: malformed type", where)
 		}
 		switch typ {
-		case fbTypeInt, fbTypeFloatingPoint, fbTypeUtf8, fbTypeBool, fbTypeFixedSizeList, fbTypeLargeUtf8:
+		case fbTypeInt, fbTypeFloatingPoint, fbTypeUtf8, fbTypeBool, fbTypeList, fbTypeFixedSizeList, fbTypeLargeUtf8:
 		case fbTypeTimestamp:
 			tt, present, ok := f.table(3)
 			if !ok || !present {

@@ -194,6 +194,26 @@ func FuzzDecodePoints(f *testing.F) {
 	})
 }
 
+// FuzzDecodePredictions: the predictions topic's reader on hostile values (as
+// FuzzDecodePoints), seeded with a classification record (lists of classes and scores).
+func FuzzDecodePredictions(f *testing.F) {
+	good, err := NewPredictionOutput().Encode(PredictionRecord{Set: "a", Seq: 1, N: 3, SpecID: "s", ModelVersion: "v",
+		ModelKind: "classification", Prediction: 1, Class: "x", Classes: []string{"x", "y"}, Scores: []float32{1, -1}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	fuzzOutputStream(f, good, func(value []byte) (func(*testing.T), error) {
+		recs, err := DecodePredictions(value)
+		return func(t *testing.T) {
+			for _, r := range recs {
+				if len(r.Scores) != len(r.Classes) {
+					t.Fatalf("%d scores for %d classes", len(r.Scores), len(r.Classes))
+				}
+			}
+		}, err
+	})
+}
+
 // fuzzOutputStream fuzzes a decoder of output streams, seeded with a good stream and the
 // cyclic-schema stream: decoding allocates within arrowAllocFactor of the input, an error is
 // an *InvalidError, and an accepted stream passes the decoder's own check.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/model"
@@ -21,11 +20,12 @@ const (
 	colProbs      = "model.probabilities" // [classes]: class probabilities (link logistic)
 )
 
-// predictor applies a model file to embed's feature records.
+// predictor applies a model file to embed's feature records (model.Applier: the worker's
+// predictions topic computes the same values).
 type predictor struct {
 	m        *model.Model
-	cols     []model.Column // the embedder's, in record order
-	coverage float64        // regression interval coverage; 0: none
+	a        *model.Applier
+	coverage float64 // regression interval coverage; 0: none
 }
 
 // loadPredictor loads the model file and refuses one fitted under another spec or width.
@@ -34,18 +34,13 @@ func loadPredictor(path string, coverage float64, sp *spec.Spec, emb *embedding.
 	if err != nil {
 		return nil, fmt.Errorf("--model: %w", err)
 	}
-	p := &predictor{m: m, cols: modelColumns(emb.Columns()), coverage: coverage}
-	if err := m.CheckSpec(sp.ID(), p.cols); err != nil {
+	a, err := model.NewApplier(m, sp.ID(), modelColumns(emb.Columns()), coverage)
+	if model.RefusedReason(err) == model.RefusedCoverage {
+		return nil, fmt.Errorf("--coverage: %w", err)
+	} else if err != nil {
 		return nil, fmt.Errorf("--model %s: %w", path, err)
 	}
-	if m.Kind == model.Classification {
-		p.coverage = 0 // a classifier has scores, no interval
-	} else if coverage != 0 {
-		if _, err := m.Quantile(coverage); err != nil {
-			return nil, fmt.Errorf("--coverage: %w", err)
-		}
-	}
-	return p, nil
+	return &predictor{m: m, a: a, coverage: a.Coverage()}, nil
 }
 
 // columns are the prediction columns appended to the Arrow output.
@@ -104,38 +99,31 @@ type classOut struct {
 
 // predict applies the model to r: the Arrow vectors (in columns() order) and the JSON object.
 func (p *predictor) predict(r schema.FeatureRecord) ([][]float32, any, error) {
-	row, err := p.m.Row(nil, p.cols, r.Vectors)
-	if err != nil {
-		return nil, nil, err
-	}
-	pr, err := p.m.Predict(row, p.coverage)
+	pr, err := p.a.Apply(r.Vectors)
 	if err != nil {
 		return nil, nil, err
 	}
 	if p.m.Kind == model.Classification {
 		out := classOut{ModelVersion: p.m.ModelVersion, Class: pr.Class, Scores: map[string]float32{}}
-		scores := make([]float32, len(pr.Scores))
+		scoreClasses := p.m.ScoreClasses()
 		for k, s := range pr.Scores {
-			scores[k] = float32(s)
-			out.Scores[p.m.ScoreClasses()[k]] = scores[k]
+			out.Scores[scoreClasses[k]] = s
 		}
-		vecs := [][]float32{{float32(slices.Index(p.m.Classes, pr.Class))}, scores}
+		vecs := [][]float32{{float32(pr.ClassIndex)}, pr.Scores}
 		if pr.Probabilities != nil {
-			probs := make([]float32, len(pr.Probabilities))
 			out.Probabilities = map[string]float32{}
 			for k, v := range pr.Probabilities {
-				probs[k] = float32(v)
-				out.Probabilities[p.m.Classes[k]] = probs[k]
+				out.Probabilities[p.m.Classes[k]] = v
 			}
-			vecs = append(vecs, probs)
+			vecs = append(vecs, pr.Probabilities)
 		}
 		return vecs, out, nil
 	}
-	out := regressionOut{ModelVersion: p.m.ModelVersion, Value: float32(pr.Value)}
+	out := regressionOut{ModelVersion: p.m.ModelVersion, Value: pr.Value, Interval: pr.Interval}
 	vecs := [][]float32{{out.Value}}
-	if p.coverage != 0 {
-		out.Interval, out.Coverage = &[2]float32{float32(pr.Lo), float32(pr.Hi)}, p.coverage
-		vecs = append(vecs, out.Interval[:])
+	if pr.Interval != nil {
+		out.Coverage = p.coverage
+		vecs = append(vecs, pr.Interval[:])
 	}
 	return vecs, out, nil
 }

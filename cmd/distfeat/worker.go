@@ -85,6 +85,12 @@ func serveWorker(ctx context.Context, cfg *config.Config, log *slog.Logger, star
 	if cfg.PointsTopic != "" {
 		transport.MetadataTopics = append(transport.MetadataTopics, cfg.PointsTopic)
 	}
+	if cfg.Predicting() {
+		transport.MetadataTopics = append(transport.MetadataTopics, cfg.PredictionsTopicName())
+	}
+	if cfg.ModelsTopic != "" {
+		transport.MetadataTopics = append(transport.MetadataTopics, cfg.ModelsTopic)
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := metrics.New(reg, buildinfo.String())
@@ -96,6 +102,8 @@ func serveWorker(ctx context.Context, cfg *config.Config, log *slog.Logger, star
 		RebalanceTimeout: cfg.SessionTimeout, CommitInterval: cfg.CommitInterval,
 		ResetCheckpoints: cfg.ResetCheckpoints, AllowKeyless: cfg.AllowKeyless, MaxBufferBytes: bufferBytes,
 		Dialer: dialer, Transport: transport, User: cfg.SASLUsername,
+		PredictionsTopic: cfg.PredictionsTopicName(), ModelFile: cfg.Model, ModelsTopic: cfg.ModelsTopic,
+		ModelName: cfg.ModelName, ModelCoverage: cfg.ModelCoverage,
 	}, emb, schema.NewOutput(sp, emb.Columns()), m, log, window.SystemClock{})
 	if err != nil {
 		return err

@@ -10,8 +10,11 @@
 // `distfeat fit --label components` and DIR/test.jsonl (no label) for `distfeat embed
 // --model`; -score FILE then reads embed's JSON-lines predictions for test.jsonl and prints
 // the same figures against the held-out sets' true counts (drawn again from the seed).
+// -stream MODEL streams the held-out sets through a worker with the model (an embedded
+// broker, DISTFEAT_MODEL) and scores its predictions topic; -compare FILE (embed --model
+// --format arrow's output for test.jsonl) then checks they are the same bits.
 //
-// Usage: go run ./examples/mixture-count [-train 4000] [-test 1000] [-seed 1] [-write DIR | -score FILE]
+// Usage: go run ./examples/mixture-count [-train 4000] [-test 1000] [-seed 1] [-write DIR | -score FILE | -stream MODEL [-compare FILE]]
 package main
 
 import (
@@ -40,9 +43,13 @@ func main() {
 	specPath := flag.String("spec", filepath.Join("examples", "mixture-count", "spec.json"), "feature spec `file`")
 	write := flag.String("write", "", "write train.jsonl and test.jsonl to `dir` instead of fitting")
 	score := flag.String("score", "", "score embed --model's JSON-lines predictions `file` for the test sets instead of fitting")
+	streamModel := flag.String("stream", "", "stream the test sets through a worker with this model `file` (embedded broker) and score its predictions topic instead of fitting")
+	compare := flag.String("compare", "", "with -stream: embed --model --format arrow's output `file` for the test sets, which the streamed predictions must equal bit for bit")
 	flag.Parse()
 	var err error
-	if *score != "" {
+	if *streamModel != "" {
+		err = runStream(*specPath, *streamModel, *compare, mixtureSets(*seed, "test", *test, *points))
+	} else if *score != "" {
 		err = scoreFile(*score, mixtureSets(*seed, "test", *test, *points))
 	} else {
 		err = run(*specPath, *train, *test, *points, *seed, *write)

@@ -97,6 +97,23 @@ type Metrics struct {
 	// CloseMarkers counts durable idle-close markers by result: requested, closed, stale,
 	// foreign (another group's).
 	CloseMarkers *prometheus.CounterVec
+	// Predictions counts prediction records by the model version that made them.
+	Predictions *prometheus.CounterVec
+	// ModelInfo is 1 for the model in force (name, model_version, spec_id, kind); absent
+	// while none is.
+	ModelInfo *prometheus.GaugeVec
+	// ModelsRefused counts models refused by reason (decode, spec_id, columns, coverage, too_large):
+	// from the models topic (dead-lettered; the running model stays).
+	ModelsRefused *prometheus.CounterVec
+	// ModelLoads counts models put in force, by source (file, topic).
+	ModelLoads *prometheus.CounterVec
+	// PredictionsConfigured is 1 when the worker predicts (DISTFEAT_MODEL or
+	// DISTFEAT_MODELS_TOPIC), so an alert can tell "no model in force" from "no model wanted".
+	PredictionsConfigured prometheus.Gauge
+	// PredictionValue is the distribution of regression predictions (a classifier's: the
+	// winning class's score); PredictionIntervalWidth that of the intervals' widths.
+	PredictionValue         prometheus.Histogram
+	PredictionIntervalWidth prometheus.Histogram
 }
 
 // New creates the collectors and registers them with reg (nil: not registered, for tests).
@@ -107,6 +124,7 @@ func New(reg prometheus.Registerer, version string) *Metrics {
 	m.newOffsetMetrics()
 	m.newOutputMetrics()
 	m.newGroupMetrics()
+	m.newPredictionMetrics()
 	m.BuildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "distfeat_build_info", Help: "Always 1; labelled with the build.",
 	}, []string{"version", "goversion"})
@@ -251,6 +269,45 @@ func (m *Metrics) newGroupMetrics() {
 	})
 }
 
+// predictionBuckets cover predictions of either sign over six decades: 0, ±10^-2 … ±10^4
+// in steps of about half a decade.
+func predictionBuckets() []float64 {
+	pos := []float64{0.01, 0.03, 0.1, 0.3, 1, 2, 3, 5, 7, 10, 20, 30, 100, 300, 1000, 3000, 10000}
+	b := []float64{}
+	for i := len(pos) - 1; i >= 0; i-- {
+		b = append(b, -pos[i])
+	}
+	b = append(b, 0)
+	return append(b, pos...)
+}
+
+// newPredictionMetrics creates the collectors of the model predictions.
+func (m *Metrics) newPredictionMetrics() {
+	m.Predictions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "distfeat_predictions_total", Help: "Prediction records written, by model version.",
+	}, []string{"model_version"})
+	m.ModelInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "distfeat_model_info", Help: "1 for the model in force (DISTFEAT_MODEL_NAME or the file), labelled with its version, spec_id and kind; absent while none is.",
+	}, []string{"name", "model_version", "spec_id", "kind"})
+	m.ModelsRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "distfeat_models_refused_total", Help: "Models on the models topic refused (dead-lettered; the running model stays), by reason: decode, spec_id, columns, coverage, too_large.",
+	}, []string{"reason"})
+	m.ModelLoads = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "distfeat_model_loads_total", Help: "Models put in force, by source (file, topic).",
+	}, []string{"source"})
+	m.PredictionsConfigured = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "distfeat_predictions_configured", Help: "1 when the worker applies a model (DISTFEAT_MODEL or DISTFEAT_MODELS_TOPIC set), else 0.",
+	})
+	m.PredictionValue = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "distfeat_prediction_value", Help: "Regression predictions (a classifier's: the winning class's score).",
+		Buckets: predictionBuckets(),
+	})
+	m.PredictionIntervalWidth = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "distfeat_prediction_interval_width", Help: "Width (hi − lo) of the regression predictions' intervals at DISTFEAT_MODEL_COVERAGE.",
+		Buckets: prometheus.ExponentialBuckets(0.01, 2, 22), // 0.01 … 2·10^4
+	})
+}
+
 // collectors lists every collector, for registration.
 func (m *Metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.OutputErrors, m.OutputStalled, m.BufferedBytes,
@@ -259,5 +316,6 @@ func (m *Metrics) collectors() []prometheus.Collector {
 		m.SequentialWindows, m.SequentialAlarms, m.SequentialERT, m.EmitLatency,
 		m.ConsumerLag, m.CommittedOffset, m.CommitDeferred, m.Rebalances, m.ProduceErrors,
 		m.SketchBytes, m.DeadLetters, m.BuildInfo, m.GroupLag, m.GroupCommittedOffset,
-		m.GroupPartitionsUnassigned, m.GroupLagErrors, m.CloseMarkers, m.BufferLimit, m.Ready}
+		m.GroupPartitionsUnassigned, m.GroupLagErrors, m.CloseMarkers, m.BufferLimit, m.Ready,
+		m.Predictions, m.ModelInfo, m.ModelsRefused, m.ModelLoads, m.PredictionsConfigured, m.PredictionValue, m.PredictionIntervalWidth}
 }

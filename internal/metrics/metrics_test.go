@@ -30,6 +30,12 @@ func TestDesignMetricsExposed(t *testing.T) {
 	m.GroupCommittedOffset.WithLabelValues("5").Set(-1)
 	m.CloseMarkers.WithLabelValues("closed").Inc()
 	m.BufferLimit.Set(1 << 27)
+	m.Predictions.WithLabelValues("0123456789abcdef").Inc()
+	m.ModelInfo.WithLabelValues("mc", "0123456789abcdef", "fedcba9876543210", "regression").Set(1)
+	m.ModelsRefused.WithLabelValues("spec_id").Inc()
+	m.ModelLoads.WithLabelValues("topic").Inc()
+	m.PredictionValue.Observe(-3.5)
+	m.PredictionIntervalWidth.Observe(4.9)
 	ready := true
 	m.SetReadiness(func() bool { return ready })
 
@@ -61,6 +67,14 @@ func TestDesignMetricsExposed(t *testing.T) {
 		`distfeat_close_markers_total{result="closed"} 1`,
 		`distfeat_buffer_limit_bytes 1.34217728e+08`,
 		`distfeat_ready 1`,
+		`distfeat_predictions_total{model_version="0123456789abcdef"} 1`,
+		`distfeat_model_info{kind="regression",model_version="0123456789abcdef",name="mc",spec_id="fedcba9876543210"} 1`,
+		`distfeat_models_refused_total{reason="spec_id"} 1`,
+		`distfeat_model_loads_total{source="topic"} 1`,
+		`distfeat_predictions_configured 0`,
+		`distfeat_prediction_value_bucket{le="-3"} 1`,
+		`distfeat_prediction_value_bucket{le="-5"} 0`,
+		`distfeat_prediction_interval_width_bucket{le="5.12"} 1`,
 	}
 	for _, w := range want {
 		if !strings.Contains(body, w) {
