@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"github.com/distfeat/distfeat/calibrate"
 	"github.com/distfeat/distfeat/internal/kafkaconn"
 	"github.com/distfeat/distfeat/internal/outfile"
+	"github.com/distfeat/distfeat/offline"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/spec"
 )
@@ -208,8 +208,8 @@ func (f calibrateFlags) check() error {
 // readCalibrationInput reads the sample from --in (with per-point labels for
 // --point-label) or from --from-topic, and sets f.dim when it was 0.
 func readCalibrationInput(ctx context.Context, f *calibrateFlags, mf marginalFlags, cc clusterConn, stderr io.Writer, prog *progress) (sets []calibrate.Set, labelled []calibrate.LabelledSet, err error) {
-	other := otherFields{read: []string{f.label, mf.label}}
-	defer other.report(stderr, "calibrate")
+	other := offline.OtherFields{Read: []string{f.label, mf.label}}
+	defer other.Report(stderr, "calibrate")
 	switch {
 	case mf.label != "":
 		sets, labelled, f.dim, err = readLabelledLines(ctx, f.in, f.dim, f.maxSets, mf.label, &other)
@@ -339,85 +339,29 @@ func (c labelCounts) check(sets int, w io.Writer) error {
 	return nil
 }
 
-// readCalibrationLines reads up to maxSets JSON lines (one set per line, embed's format;
-// fields other than the record's are skipped). dim 0 takes the dimension of the first
-// point. With label, each set's class is that field's value (labelValue).
-func readCalibrationLines(ctx context.Context, path string, dim, maxSets int, label string, other *otherFields) ([]calibrate.Set, int, labelCounts, error) {
+// readCalibrationLines reads up to maxSets sets of a set file (offline.ReadSets). dim 0
+// takes the dimension of the first point. With label, each set's class is that field's
+// value (offline.LabelValue), counted in the labelCounts.
+func readCalibrationLines(ctx context.Context, path string, dim, maxSets int, label string, other *offline.OtherFields) ([]calibrate.Set, int, labelCounts, error) {
 	lc := labelCounts{field: label, classes: map[string]int{}}
-	r, closeIn, err := openInput(ctx, path)
+	sets, dim, err := offline.ReadSets(ctx, path, offline.ReadOptions{Dim: dim, MaxSets: maxSets, Label: label, Other: other})
+	if err == nil && len(sets) == 0 {
+		err = offline.ErrNoSets
+	}
 	if err != nil {
 		return nil, 0, lc, err
 	}
-	defer closeIn()
-	lr := newLineReader(r, maxLineBytes)
-	var sets []calibrate.Set
-	for len(sets) < maxSets {
-		value, line, err := lr.next()
-		if err == io.EOF {
-			break
+	for _, s := range sets {
+		switch {
+		case label == "":
+		case s.Labelled:
+			lc.labelled++
+			lc.classes[s.Label]++
+		default:
+			lc.missing++
 		}
-		if err != nil {
-			return nil, 0, lc, fmt.Errorf("line %d: %w", line, err)
-		}
-		if len(bytes.TrimSpace(value)) == 0 {
-			continue
-		}
-		class := ""
-		if label != "" {
-			var ok bool
-			if class, ok, err = labelOf(value, label); err != nil {
-				return nil, 0, lc, fmt.Errorf("line %d: --label %q: %w", line, label, err)
-			}
-			if ok {
-				lc.labelled++
-				lc.classes[class]++
-			} else {
-				lc.missing++
-			}
-		}
-		if dim == 0 {
-			if dim, err = firstPointDim(value); err != nil {
-				return nil, 0, lc, fmt.Errorf("line %d: %w", line, err)
-			}
-		}
-		bs, err := schema.DecodeRecord(nil, value, schema.ContentTypeJSON, 0, setFileOptions(dim, other))
-		if err != nil {
-			return nil, 0, lc, fmt.Errorf("line %d: %w", line, err)
-		}
-		sets = append(sets, calibrate.Set{ID: bs[0].Set, Points: bs[0].Points, Label: class})
 	}
-	if len(sets) == 0 {
-		return nil, 0, lc, errors.New("no sets in the input")
-	}
-	return sets, dim, lc, nil
-}
-
-// labelOf is the class in the field label of a JSON record (labelValue); ok is false when
-// the field is absent or null.
-func labelOf(value []byte, label string) (class string, ok bool, err error) {
-	var rec map[string]json.RawMessage
-	if err := json.Unmarshal(value, &rec); err != nil {
-		return "", false, err
-	}
-	raw, ok := rec[label]
-	if !ok {
-		return "", false, nil
-	}
-	return labelValue(raw)
-}
-
-// firstPointDim is the length of the first point of a JSON input record.
-func firstPointDim(value []byte) (int, error) {
-	var rec struct {
-		Points [][]json.RawMessage `json:"points"`
-	}
-	if err := json.Unmarshal(value, &rec); err != nil {
-		return 0, fmt.Errorf("cannot infer the dimension (give --dim or --spec): %w", err)
-	}
-	if len(rec.Points) == 0 || len(rec.Points[0]) == 0 {
-		return 0, errors.New("cannot infer the dimension from a record without points (give --dim or --spec)")
-	}
-	return len(rec.Points[0]), nil
+	return offline.CalibrationSets(sets), dim, lc, nil
 }
 
 // topicSets accumulates the sets of a points topic in order of first appearance.
@@ -478,7 +422,7 @@ func readCalibrationTopic(ctx context.Context, cc clusterConn, topic string, dim
 		if err := readPartition(ctx, cc, topic, p, ends[p], func(m kafka.Message) bool {
 			ct := contentTypeOf(m)
 			if dim == 0 && ct != schema.ContentTypeArrow {
-				dim, _ = firstPointDim(m.Value)
+				dim, _ = offline.FirstPointDim(m.Value)
 			}
 			if dim == 0 {
 				bad++

@@ -13,6 +13,7 @@ import (
 	"slices"
 
 	"github.com/distfeat/distfeat/calibrate"
+	"github.com/distfeat/distfeat/offline"
 	"github.com/distfeat/distfeat/spec"
 )
 
@@ -47,8 +48,8 @@ func runCalibrateTwoSample(ctx context.Context, f calibrateFlags, stdout, stderr
 	}
 	defer specOut.Abort()
 	defer reportOut.Abort()
-	var other otherFields
-	defer other.report(stderr, "calibrate")
+	var other offline.OtherFields
+	defer other.Report(stderr, "calibrate")
 	in, err := readTwoSampleInputs(ctx, f, &other)
 	if err != nil {
 		return err
@@ -104,7 +105,7 @@ type twoSampleInputs struct {
 
 // readTwoSampleInputs reads the reference (--in), the alternative (--alternative, optional)
 // and the bounds: the base spec's (--spec), or the points' own range.
-func readTwoSampleInputs(ctx context.Context, f calibrateFlags, other *otherFields) (twoSampleInputs, error) {
+func readTwoSampleInputs(ctx context.Context, f calibrateFlags, other *offline.OtherFields) (twoSampleInputs, error) {
 	var in twoSampleInputs
 	var base *spec.Spec
 	if f.specPath != "" {
@@ -166,7 +167,7 @@ func twoSampleSpec(in twoSampleInputs, res *calibrate.TwoSampleResult, alpha flo
 }
 
 // readPoints pools the points of every set of a JSON-lines file.
-func readPoints(ctx context.Context, path string, dim int, other *otherFields) ([]float64, int, error) {
+func readPoints(ctx context.Context, path string, dim int, other *offline.OtherFields) ([]float64, int, error) {
 	sets, dim, _, err := readCalibrationLines(ctx, path, dim, math.MaxInt, "", other)
 	if err != nil {
 		return nil, 0, err

@@ -5,15 +5,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/model"
-	"github.com/distfeat/distfeat/processor"
+	"github.com/distfeat/distfeat/offline"
 	"github.com/distfeat/distfeat/spec"
-	"github.com/distfeat/distfeat/window"
 )
 
 func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -102,71 +100,23 @@ func fitColumns(all []spec.Column, families string) ([]model.Column, error) {
 	return cols, nil
 }
 
-// modelColumns are the embedder's columns in the model file's terms.
-func modelColumns(all []spec.Column) []model.Column {
-	cols := make([]model.Column, len(all))
-	for i, c := range all {
-		cols[i] = model.Column{Name: c.Name, Len: c.Len}
-	}
-	return cols
-}
-
-// fitModel reads the labelled sets (calibrate --label's reader), embeds them with embed's
-// finalisation (processor.Finalize) and fits the model on the chosen columns.
+// fitModel reads the labelled sets (offline.ReadSets with the label), embeds them and fits
+// the model on the chosen columns (offline.Fit).
 func fitModel(ctx context.Context, emb *embedding.Embedder, cols []model.Column, in, label string, maxSets int, o model.Options, stderr io.Writer) (*model.Model, error) {
-	other := otherFields{read: []string{label}}
-	defer other.report(stderr, "fit")
-	sets, _, _, err := readCalibrationLines(ctx, in, emb.Dim(), maxSets, label, &other)
+	other := offline.OtherFields{Read: []string{label}}
+	defer other.Report(stderr, "fit")
+	sets, _, err := offline.ReadSets(ctx, in, offline.ReadOptions{Dim: emb.Dim(), MaxSets: maxSets, Label: label, Other: &other})
+	if err == nil && len(sets) == 0 {
+		err = offline.ErrNoSets
+	}
 	if err != nil {
 		return nil, err
 	}
-	labels := make([]string, len(sets))
 	prog := newProgress(stderr, "fit")
-	all := modelColumns(emb.Columns())
-	stub := &model.Model{Columns: cols}
-	rows := make([][]float32, 0, len(sets))
-	for at := 0; at < len(sets); at += embedBatchLines {
-		// one batch of sketches at a time, finalised together as embed does
-		batch := sets[at:min(at+embedBatchLines, len(sets))]
-		closed := make([]window.Closed[*embedding.Sketch], len(batch))
-		for k, s := range batch {
-			if s.Label == "" {
-				return nil, fmt.Errorf("set %q has no field %q", s.ID, label)
-			}
-			if len(s.Points) == 0 {
-				return nil, fmt.Errorf("set %q: %w", s.ID, errNoPoints)
-			}
-			labels[at+k] = s.Label
-			u := make([]float64, len(s.Points))
-			if _, err := emb.Normalize(u, s.Points); err != nil {
-				return nil, fmt.Errorf("set %q: %w", s.ID, err)
-			}
-			sk := emb.NewSketch()
-			sk.Add(u)
-			closed[k] = window.Closed[*embedding.Sketch]{Set: s.ID, N: sk.Count(), Sketch: sk}
-		}
-		for _, rec := range processor.Finalize(emb.Spec().ID(), closed, runtime.GOMAXPROCS(0), nil) {
-			row, err := stub.Row(nil, all, rec.Vectors)
-			if err != nil {
-				return nil, err
-			}
-			rows = append(rows, row)
-		}
-		prog.update("%d sets embedded", len(rows))
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
+	m, err := offline.Fit(ctx, emb, cols, sets, label, o, func(n int) { prog.update("%d sets embedded", n) })
+	if err != nil {
+		return nil, err
 	}
 	prog.done()
-	m, err := model.Fit(rows, labels, o)
-	if err != nil {
-		return nil, err
-	}
-	m.SpecID, m.Columns, m.Label = emb.Spec().ID(), cols, label
-	for _, c := range emb.Columns() {
-		if slices.ContainsFunc(cols, func(mc model.Column) bool { return mc.Name == c.Name }) && !slices.Contains(m.Families, c.Family) {
-			m.Families = append(m.Families, c.Family)
-		}
-	}
 	return m, nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/distfeat/distfeat/internal/outfile"
 	"github.com/distfeat/distfeat/internal/synth"
+	"github.com/distfeat/distfeat/offline"
 	"github.com/distfeat/distfeat/producer"
 	"github.com/distfeat/distfeat/schema"
 )
@@ -83,11 +85,11 @@ func runProduce(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var batches []schema.Batch
 	switch {
 	case o.in != "":
-		var other otherFields
+		var other offline.OtherFields
 		if batches, err = readInputLines(ctx, o.in, o.dim, &other); err != nil {
 			return err
 		}
-		other.report(stderr, "produce")
+		other.Report(stderr, "produce")
 	case o.out != "":
 		batches = syntheticBatches(o.seed, o.sets, o.points, o.dim, 0)
 	default:
@@ -185,34 +187,23 @@ func publish(ctx context.Context, o produceOptions, batches []schema.Batch, prog
 	return records, points, err
 }
 
-// readInputLines reads a set file of JSON-lines input records (one set per line). Fields
-// other than a record's (labels, ids) are skipped, counted in other: the records published
-// or written carry set, points, t and end only.
-func readInputLines(ctx context.Context, path string, dim int, other *otherFields) ([]schema.Batch, error) {
-	r, closeIn, err := openInput(ctx, path)
+// readInputLines reads a set file of JSON-lines input records (one set per line;
+// offline.ReadSets). Fields other than a record's (labels, ids) are skipped, counted in
+// other: the records published or written carry set, points, t and end only.
+func readInputLines(ctx context.Context, path string, dim int, other *offline.OtherFields) ([]schema.Batch, error) {
+	sets, _, err := offline.ReadSets(ctx, path, offline.ReadOptions{Dim: dim, EventTime: time.Now().UnixMilli(), DecodeSpaces: true, Other: other})
 	if err != nil {
+		var le *offline.LineError
+		if errors.As(err, &le) {
+			return nil, fmt.Errorf("%s %w", path, err) // "FILE line N: …"
+		}
 		return nil, err
 	}
-	defer closeIn()
-	lr := newLineReader(r, maxLineBytes)
-	var out []schema.Batch
-	now := time.Now().UnixMilli()
-	for {
-		data, line, err := lr.next()
-		switch {
-		case err == io.EOF:
-			return out, nil
-		case err != nil:
-			return nil, fmt.Errorf("%s line %d: %w", path, line, err)
-		case len(data) == 0:
-			continue
-		}
-		bs, err := schema.DecodeRecord(nil, data, schema.ContentTypeJSON, now, setFileOptions(dim, other))
-		if err != nil {
-			return nil, fmt.Errorf("%s line %d: %w", path, line, err)
-		}
-		out = append(out, bs...)
+	out := make([]schema.Batch, len(sets))
+	for i, s := range sets {
+		out[i] = s.Batch
 	}
+	return out, nil
 }
 
 // writeSetsFile writes one JSON line per set to out and commits it, or to stdout when out is

@@ -1,8 +1,9 @@
-package main
+package offline
 
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"io"
 
 	"github.com/distfeat/distfeat/embedding"
@@ -10,15 +11,15 @@ import (
 	"github.com/distfeat/distfeat/spec"
 )
 
-// embedPointChunk is the number of points whose per-point features embed computes and
+// PointChunk is the number of points whose per-point features a PointSink computes and
 // writes at a time (one Arrow record batch each): 4 MiB of features at D = 1024, whatever
 // the size of the set.
-const embedPointChunk = 1024
+const PointChunk = 1024
 
-// pointSink writes the per-point features of each embedded set (`embed --points`): for
+// PointSink writes the per-point features of each embedded set (`embed --points`): for
 // every point of the set, in input order, the marginal-transfer features against the
 // set's own window features — the rows the worker publishes on its per-point topic.
-type pointSink struct {
+type PointSink struct {
 	maps    []*embedding.PointMap
 	out     *schema.PointOutput
 	arrow   *schema.PointStreamWriter // with --format arrow
@@ -28,20 +29,20 @@ type pointSink struct {
 	bufs    [][]float32 // per map: a chunk's features
 }
 
-// newPointSink returns the per-point writer of the spec's marginal_transfer families (one
+// NewPointSink returns the per-point writer of the spec's marginal_transfer families (one
 // column each), or an error if the spec has none.
-func newPointSink(w io.Writer, format string, sp *spec.Spec, emb *embedding.Embedder, workers int) (*pointSink, error) {
+func NewPointSink(w io.Writer, format string, sp *spec.Spec, emb *embedding.Embedder, workers int) (*PointSink, error) {
 	maps := emb.PointMaps()
 	if len(maps) == 0 {
-		return nil, usageError("--points: the spec has no marginal_transfer family (docs/marginal-transfer.md; distfeat calibrate --point-label proposes one)")
+		return nil, errors.New("--points: the spec has no marginal_transfer family (docs/marginal-transfer.md; distfeat calibrate --point-label proposes one)")
 	}
 	var cols []embedding.Column
 	for _, m := range maps {
 		cols = append(cols, embedding.Column{Name: m.Name(), Family: m.Name(), Len: m.Len()})
 	}
 	out := schema.NewPointOutput(sp, cols)
-	s := &pointSink{maps: maps, out: out, workers: workers, a: make([][]float64, len(maps)), bufs: make([][]float32, len(maps))}
-	if format == "arrow" {
+	s := &PointSink{maps: maps, out: out, workers: workers, a: make([][]float64, len(maps)), bufs: make([][]float32, len(maps))}
+	if format == FormatArrow {
 		s.arrow = out.NewStreamWriter(w)
 	} else {
 		s.jw = bufio.NewWriter(w)
@@ -49,15 +50,15 @@ func newPointSink(w io.Writer, format string, sp *spec.Spec, emb *embedding.Embe
 	return s, nil
 }
 
-// write computes and writes the per-point features of the set whose window record is rec
+// Write computes and writes the per-point features of the set whose window record is rec
 // and whose normalised points are u.
-func (s *pointSink) write(rec schema.FeatureRecord, u []float64, dim int) error {
+func (s *PointSink) Write(rec schema.FeatureRecord, u []float64, dim int) error {
 	for i, m := range s.maps {
 		s.a[i] = m.SetPart(rec.Vectors, s.a[i])
 	}
 	n := len(u) / dim
-	for first := 0; first < n; first += embedPointChunk {
-		k := min(embedPointChunk, n-first)
+	for first := 0; first < n; first += PointChunk {
+		k := min(PointChunk, n-first)
 		vecs := make([][]float32, len(s.maps))
 		for i, m := range s.maps {
 			if cap(s.bufs[i]) < k*m.Len() {
@@ -86,7 +87,8 @@ func (s *pointSink) write(rec schema.FeatureRecord, u []float64, dim int) error 
 	return nil
 }
 
-func (s *pointSink) Close() error {
+// Close ends the output (the Arrow stream's end, or the buffered lines' flush).
+func (s *PointSink) Close() error {
 	if s.arrow != nil {
 		return s.arrow.Close()
 	}

@@ -1,4 +1,4 @@
-package main
+package offline
 
 import (
 	"bufio"
@@ -12,42 +12,37 @@ import (
 	"github.com/distfeat/distfeat/spec"
 )
 
-// Arrow columns and schema metadata embed --model adds (docs/fitting.md).
+// Arrow columns and schema metadata a Predictor adds to embed's output (docs/fitting.md).
 const (
 	colPrediction = "model.prediction" // [1]: the prediction, or the class's index in distfeat.model_classes
 	colInterval   = "model.interval"   // [2]: lo, hi (regression, with a coverage)
 	colScores     = "model.scores"     // [classes]: per-class scores (classification)
 )
 
-// predictor applies a model file to embed's feature records.
-type predictor struct {
+// Predictor applies a model file to embed's feature records (embed --model).
+type Predictor struct {
 	m        *model.Model
 	cols     []model.Column // the embedder's, in record order
 	coverage float64        // regression interval coverage; 0: none
 }
 
-// loadPredictor loads the model file and refuses one fitted under another spec or width.
-func loadPredictor(path string, coverage float64, sp *spec.Spec, emb *embedding.Embedder) (*predictor, error) {
-	m, err := model.Load(path)
-	if err != nil {
-		return nil, fmt.Errorf("--model: %w", err)
-	}
-	p := &predictor{m: m, cols: modelColumns(emb.Columns()), coverage: coverage}
-	if err := m.CheckSpec(sp.ID(), p.cols); err != nil {
-		return nil, fmt.Errorf("--model %s: %w", path, err)
-	}
+// CheckModel refuses a model fitted under another spec or width than emb's (model.CheckSpec).
+func CheckModel(m *model.Model, emb *embedding.Embedder) error {
+	return m.CheckSpec(emb.Spec().ID(), ModelColumns(emb.Columns()))
+}
+
+// NewPredictor applies m (checked with CheckModel) with a regression interval at coverage
+// (one the model stores: model.Quantile; 0: none); a classifier has scores and no interval.
+func NewPredictor(m *model.Model, emb *embedding.Embedder, coverage float64) *Predictor {
+	p := &Predictor{m: m, cols: ModelColumns(emb.Columns()), coverage: coverage}
 	if m.Kind == model.Classification {
-		p.coverage = 0 // a classifier has scores, no interval
-	} else if coverage != 0 {
-		if _, err := m.Quantile(coverage); err != nil {
-			return nil, fmt.Errorf("--coverage: %w", err)
-		}
+		p.coverage = 0
 	}
-	return p, nil
+	return p
 }
 
 // columns are the prediction columns appended to the Arrow output.
-func (p *predictor) columns() []spec.Column {
+func (p *Predictor) columns() []spec.Column {
 	cols := []spec.Column{{Name: colPrediction, Len: 1}}
 	if p.m.Kind == model.Classification {
 		return append(cols, spec.Column{Name: colScores, Len: len(p.m.Classes)})
@@ -59,7 +54,7 @@ func (p *predictor) columns() []spec.Column {
 }
 
 // meta is the Arrow schema metadata naming the model.
-func (p *predictor) meta() [][2]string {
+func (p *Predictor) meta() [][2]string {
 	classes, _ := json.Marshal(p.m.Classes)
 	md := [][2]string{{"distfeat.model_version", p.m.ModelVersion}, {"distfeat.model_kind", p.m.Kind}}
 	if p.m.Kind == model.Classification {
@@ -87,7 +82,7 @@ type classOut struct {
 }
 
 // predict applies the model to r: the Arrow vectors (in columns() order) and the JSON object.
-func (p *predictor) predict(r schema.FeatureRecord) ([][]float32, any, error) {
+func (p *Predictor) predict(r schema.FeatureRecord) ([][]float32, any, error) {
 	row, err := p.m.Row(nil, p.cols, r.Vectors)
 	if err != nil {
 		return nil, nil, err
@@ -118,10 +113,10 @@ func (p *predictor) predict(r schema.FeatureRecord) ([][]float32, any, error) {
 	return vecs, out, nil
 }
 
-// newPredictionSink is embed's output with the model's predictions: JSON lines gain a
+// NewPredictionSink is embed's output with the model's predictions: JSON lines gain a
 // "prediction" object, the Arrow stream the prediction columns and the model's metadata.
-func newPredictionSink(w io.Writer, format string, sp *spec.Spec, emb *embedding.Embedder, p *predictor) featureSink {
-	if format == "arrow" {
+func NewPredictionSink(w io.Writer, format string, sp *spec.Spec, emb *embedding.Embedder, p *Predictor) Sink {
+	if format == FormatArrow {
 		out := schema.NewOutputMeta(sp, append(emb.Columns(), p.columns()...), p.meta()...)
 		return &arrowPredictionSink{sw: out.NewStreamWriter(w), p: p}
 	}
@@ -130,7 +125,7 @@ func newPredictionSink(w io.Writer, format string, sp *spec.Spec, emb *embedding
 
 type arrowPredictionSink struct {
 	sw *schema.StreamWriter
-	p  *predictor
+	p  *Predictor
 }
 
 func (s *arrowPredictionSink) Write(r schema.FeatureRecord) error {
@@ -153,7 +148,7 @@ type predictedLine struct {
 type jsonlPredictionSink struct {
 	w   *bufio.Writer
 	out *schema.Output
-	p   *predictor
+	p   *Predictor
 }
 
 func (s *jsonlPredictionSink) Write(r schema.FeatureRecord) error {
