@@ -65,7 +65,7 @@ test-python: build
 # (calibrate's accuracy studies, the marginal-transfer example, internal/numeric, nufft,
 # twosample) start no goroutines of their own and run only in `test`: under -race they took
 # 18, 3.5 and ~1 minutes on a loaded 2-core machine and guarded nothing.
-RACE_PKGS := ./consumer/ ./processor/ ./window/ ./producer/ ./embedding/ ./internal/testbroker/ ./internal/kafkaconn/ ./internal/outfile/ ./offline/
+RACE_PKGS := ./consumer/ ./processor/ ./window/ ./kafkaio/ ./embedding/ ./internal/testbroker/ ./internal/outfile/ ./offline/
 test-race:
 	$(GO) test -race -tags dev -timeout 20m $(RACE_PKGS)
 	$(GO) test -race -tags dev -timeout 10m -run '^(TestDeterministic|TestDeterministicLabelled|TestMarginalTransferChoice)$$' ./calibrate/
@@ -110,13 +110,13 @@ KAFKA_OR_SKIP = $(KAFKARUN) -fetch; rc=$$?; \
 test-kafka:
 	@$(KAFKA_OR_SKIP); \
 	$(KAFKARUN) -- sh -c '$(GO) test -count=1 -tags dev -timeout 15m -run "^TestRealKafkaFailover$$" ./cmd/distfeat/ & fo=$$!; \
-		$(GO) test -count=1 -p 1 -tags dev -timeout 15m ./producer/ ./consumer/ && \
+		$(GO) test -count=1 -p 1 -tags dev -timeout 15m ./kafkaio/ ./consumer/ && \
 		$(GO) test -count=1 -tags dev -timeout 15m -run $(KAFKA_CMD_TESTS) ./cmd/distfeat/; rc=$$?; \
 		wait $$fo && exit $$rc'
 
 test-kafka-full:
 	@$(KAFKA_OR_SKIP); \
-	$(KAFKARUN) -- $(GO) test -count=1 -p 1 -tags dev -timeout 30m ./producer/ ./consumer/ ./cmd/distfeat/ ./internal/testbroker/
+	$(KAFKARUN) -- $(GO) test -count=1 -p 1 -tags dev -timeout 30m ./kafkaio/ ./consumer/ ./cmd/distfeat/ ./internal/testbroker/
 
 # Micro-benchmarks per family (ns/point, ns/window).
 bench:

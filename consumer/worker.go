@@ -26,8 +26,8 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/distfeat/distfeat/embedding"
-	"github.com/distfeat/distfeat/internal/kafkaconn"
 	"github.com/distfeat/distfeat/internal/metrics"
+	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/processor"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/window"
@@ -271,7 +271,7 @@ func (w *Worker) NotReadyReason() string {
 // Run consumes until ctx is cancelled, then stops fetching, flushes acknowledged output,
 // commits, leaves the group and returns nil. Broker outages and missing permissions are
 // retried with back-off (not ready meanwhile); a TLS or SASL authentication failure ends Run
-// with a *kafkaconn.Error naming the layer, since retrying cannot mend a configuration.
+// with a *kafkaio.Error naming the layer, since retrying cannot mend a configuration.
 // It returns an error wrapping ErrShutdownIncomplete when, on the stop, some partition's
 // output was not acknowledged or its position not committed within ShutdownTimeout (the
 // next owner replays from the last commit, so nothing is lost, but the stop was not clean).
@@ -330,7 +330,7 @@ func (w *Worker) Run(parent context.Context) (err error) {
 		}
 		if err != nil {
 			w.ready.Store(false)
-			if err = w.classify(ctx, err, "read (join)", fmt.Sprintf("group %q (DISTFEAT_GROUP)", w.cfg.Group)); kafkaconn.Fatal(err) {
+			if err = w.classify(ctx, err, "read (join)", fmt.Sprintf("group %q (DISTFEAT_GROUP)", w.cfg.Group)); kafkaio.Fatal(err) {
 				// Stop any partition still running, as for a fatal partition error.
 				fail(&fatalError{fmt.Errorf("consumer: group %q: %w", w.cfg.Group, err)})
 				return fatalCause(ctx)
@@ -485,14 +485,14 @@ func fatalCause(ctx context.Context) error {
 // TLS, SASL), which returns a fatal error for a TLS or authentication failure. Without a
 // finding it returns err.
 func (w *Worker) classify(ctx context.Context, err error, operation, resource string) error {
-	if aerr := kafkaconn.Authorization(err, w.cfg.User, operation, resource); aerr != nil {
+	if aerr := kafkaio.Authorization(err, w.cfg.User, operation, resource); aerr != nil {
 		return aerr
 	}
 	dialer := w.cfg.Dialer
 	if dialer == nil {
 		dialer = &kafka.Dialer{}
 	}
-	if perr := kafkaconn.Probe(ctx, kafkaconn.Target{Brokers: w.cfg.Brokers, Dialer: dialer, User: w.cfg.User}); perr != nil && ctx.Err() == nil {
+	if perr := kafkaio.Probe(ctx, kafkaio.Target{Brokers: w.cfg.Brokers, Dialer: dialer, User: w.cfg.User}); perr != nil && ctx.Err() == nil {
 		return fmt.Errorf("%w (the request failed with: %v)", perr, err)
 	}
 	return err

@@ -18,6 +18,7 @@ import (
 
 	"github.com/distfeat/distfeat/internal/outfile"
 	"github.com/distfeat/distfeat/internal/testbroker"
+	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/spec"
 )
@@ -202,7 +203,7 @@ func benchOnce(ctx context.Context, o benchOptions, prog *progress) (benchResult
 // rawCopy reads every record of src (all partitions) and writes it to dst with acks=all,
 // returning the time until the last write is acknowledged.
 func rawCopy(ctx context.Context, brokers []string, src, dst string, records int) (time.Duration, error) {
-	parts, err := partitionsOf(ctx, plainConn(brokers), src)
+	parts, err := kafkaio.PlainCluster(brokers).Partitions(ctx, src)
 	if err != nil {
 		return 0, err
 	}
@@ -293,11 +294,11 @@ func benchPipeline(ctx context.Context, brokers []string, o benchOptions, prog *
 		return 0, 0, 0, ctx.Err()
 	}
 	seen := map[string]bool{}
-	err := consumeFeatures(ctx, plainConn(brokers), testbroker.TopicFeatures, true, 0, func(m kafka.Message, _ []schema.FeatureRecord, _ []string) bool {
+	err := kafkaio.ConsumeFeatures(ctx, kafkaio.PlainCluster(brokers), testbroker.TopicFeatures, true, 0, func(m kafkaio.Record, _ []schema.FeatureRecord, _ []string) bool {
 		seen[string(m.Key)] = true
 		prog.update("%d/%d windows", len(seen), sets)
 		return len(seen) < sets
-	}, func(kafka.Message, error) {})
+	}, func(kafkaio.Record, error) {})
 	if err == nil && o.pointOutput {
 		prog.update("waiting for the group to commit (all per-point output acknowledged)")
 		err = waitGroupCommitted(ctx, brokers, cfg0Group, testbroker.TopicPoints)
@@ -321,12 +322,12 @@ const cfg0Group = "distfeat-bench"
 // waitGroupCommitted waits until group has committed the end offset of every partition of
 // topic: every output of every input record is then acknowledged.
 func waitGroupCommitted(ctx context.Context, brokers []string, group, topic string) error {
-	cc := plainConn(brokers)
-	parts, err := partitionsOf(ctx, cc, topic)
+	cc := kafkaio.PlainCluster(brokers)
+	parts, err := cc.Partitions(ctx, topic)
 	if err != nil {
 		return err
 	}
-	ends, err := partitionEnds(ctx, cc, topic, parts)
+	ends, err := cc.OffsetRanges(ctx, topic, parts)
 	if err != nil {
 		return err
 	}
@@ -336,7 +337,7 @@ func waitGroupCommitted(ctx context.Context, brokers []string, group, topic stri
 		if err == nil {
 			done := true
 			for _, p := range resp.Topics[topic] {
-				done = done && p.CommittedOffset >= ends[p.Partition].end
+				done = done && p.CommittedOffset >= ends[p.Partition].End
 			}
 			if done {
 				return nil
@@ -353,18 +354,18 @@ func waitGroupCommitted(ctx context.Context, brokers []string, group, topic stri
 // checkPointRecords fails when bench --point-output wrote no per-point records (every
 // window over the retention budget, say): the rate would then not measure them.
 func checkPointRecords(ctx context.Context, brokers []string) error {
-	cc := plainConn(brokers)
-	parts, err := partitionsOf(ctx, cc, benchPointsTopic)
+	cc := kafkaio.PlainCluster(brokers)
+	parts, err := cc.Partitions(ctx, benchPointsTopic)
 	if err != nil {
 		return err
 	}
-	ends, err := partitionEnds(ctx, cc, benchPointsTopic, parts)
+	ends, err := cc.OffsetRanges(ctx, benchPointsTopic, parts)
 	if err != nil {
 		return err
 	}
 	n := int64(0)
 	for _, r := range ends {
-		n += r.end - r.first
+		n += r.End - r.First
 	}
 	if n == 0 {
 		return fmt.Errorf("no per-point records on %s: does the spec have a marginal_transfer family, and do the windows' points fit a quarter of DISTFEAT_MAX_BUFFER_BYTES?", benchPointsTopic)

@@ -10,13 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/segmentio/kafka-go"
-
 	"github.com/distfeat/distfeat/calibrate"
-	"github.com/distfeat/distfeat/internal/kafkaconn"
 	"github.com/distfeat/distfeat/internal/outfile"
+	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/offline"
-	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/spec"
 )
 
@@ -132,7 +129,7 @@ func keepUntouchedFamilies(res *calibrate.Result, base *spec.Spec, order []strin
 }
 
 // parseCalibrateFlags defines and parses calibrate's flags and checks their combinations.
-func parseCalibrateFlags(args []string, stderr io.Writer) (calibrateFlags, marginalFlags, clusterConn, error) {
+func parseCalibrateFlags(args []string, stderr io.Writer) (calibrateFlags, marginalFlags, kafkaio.Cluster, error) {
 	fs := newFlagSet("calibrate", "", "Reads a sample of sets (JSON lines as embed takes them, or the first sets of a points topic),\nproposes dim, bounds, bandwidths, hdd grid/basis/lambdas, the l2 basis, sigmas and feature\ncounts with the rule for each (by cross-validated accuracy when the sets carry --label),\nchecks the proposal against the kernel between the true distributions as estimated from the\nsample (R² per family), and writes the spec (and optionally an HTML report). Same input and\nflags, same spec bytes.", stderr)
 	var f calibrateFlags
 	fs.StringVar(&f.in, "in", "", "input JSON lines, one set per line as embed takes them (`file`, - for stdin)")
@@ -207,7 +204,7 @@ func (f calibrateFlags) check() error {
 
 // readCalibrationInput reads the sample from --in (with per-point labels for
 // --point-label) or from --from-topic, and sets f.dim when it was 0.
-func readCalibrationInput(ctx context.Context, f *calibrateFlags, mf marginalFlags, cc clusterConn, stderr io.Writer, prog *progress) (sets []calibrate.Set, labelled []calibrate.LabelledSet, err error) {
+func readCalibrationInput(ctx context.Context, f *calibrateFlags, mf marginalFlags, cc kafkaio.Cluster, stderr io.Writer, prog *progress) (sets []calibrate.Set, labelled []calibrate.LabelledSet, err error) {
 	other := offline.OtherFields{Read: []string{f.label, mf.label}}
 	defer other.Report(stderr, "calibrate")
 	switch {
@@ -219,7 +216,7 @@ func readCalibrationInput(ctx context.Context, f *calibrateFlags, mf marginalFla
 			err = lc.check(len(sets), stderr)
 		}
 	default:
-		cc.brokers = strings.Split(f.brokers, ",")
+		cc.Brokers = strings.Split(f.brokers, ",")
 		tctx, cancel := context.WithTimeout(ctx, f.topicTimeout)
 		sets, f.dim, err = readCalibrationTopic(tctx, cc, f.topic, f.dim, f.maxSets, stderr, prog)
 		cancel()
@@ -364,88 +361,22 @@ func readCalibrationLines(ctx context.Context, path string, dim, maxSets int, la
 	return offline.CalibrationSets(sets), dim, lc, nil
 }
 
-// topicSets accumulates the sets of a points topic in order of first appearance.
-type topicSets struct {
-	order []string
-	sets  map[string]*calibrate.Set
-	ended map[string]bool
-	nEnd  int
-}
-
-func (t *topicSets) add(b schema.Batch) {
-	s, ok := t.sets[b.Set]
-	if !ok {
-		s = &calibrate.Set{ID: b.Set}
-		t.sets[b.Set] = s
-		t.order = append(t.order, b.Set)
-	}
-	s.Points = append(s.Points, b.Points...)
-	if b.End && !t.ended[b.Set] {
-		t.ended[b.Set] = true
-		t.nEnd++
-	}
-}
-
-// result lists the ended sets first, then (if fewer than maxSets) the still open ones.
-func (t *topicSets) result(maxSets int) (out []calibrate.Set, open int) {
-	for _, pass := range []bool{true, false} {
-		for _, id := range t.order {
-			if t.ended[id] == pass && len(out) < maxSets && len(t.sets[id].Points) > 0 {
-				out = append(out, *t.sets[id])
-				if !pass {
-					open++
-				}
-			}
-		}
-	}
-	return out, open
-}
-
 // readCalibrationTopic reads the points topic partition by partition, from the oldest
-// record to the end offset at the start, until maxSets sets have ended. Invalid records are
-// counted and skipped (the worker would dead-letter them).
-func readCalibrationTopic(ctx context.Context, cc clusterConn, topic string, dim, maxSets int, stderr io.Writer, prog *progress) ([]calibrate.Set, int, error) {
-	parts, err := partitionsOf(ctx, cc, topic)
+// record to the end offset at the start, until maxSets sets have ended (offline.TopicSample).
+func readCalibrationTopic(ctx context.Context, cc kafkaio.Cluster, topic string, dim, maxSets int, stderr io.Writer, prog *progress) ([]calibrate.Set, int, error) {
+	ts := offline.NewTopicSample(topic, dim, maxSets)
+	if err := kafkaio.ReadFromStart(ctx, cc, topic, func(r kafkaio.Record) bool {
+		more := ts.Add(r.Key, r.Value, r.ContentType(), r.Time.UnixMilli())
+		sets, ended := ts.Count()
+		prog.update("read %d sets (%d ended) from %s", sets, ended, topic)
+		return more
+	}); err != nil {
+		return nil, 0, err
+	}
+	sets, dim, bad, open, err := ts.Result()
 	if err != nil {
 		return nil, 0, err
 	}
-	ends, err := partitionEnds(ctx, cc, topic, parts)
-	if err != nil {
-		return nil, 0, err
-	}
-	ts := &topicSets{sets: map[string]*calibrate.Set{}, ended: map[string]bool{}}
-	bad := 0
-	for _, p := range parts {
-		if ts.nEnd >= maxSets {
-			break
-		}
-		if err := readPartition(ctx, cc, topic, p, ends[p], func(m kafka.Message) bool {
-			ct := contentTypeOf(m)
-			if dim == 0 && ct != schema.ContentTypeArrow {
-				dim, _ = offline.FirstPointDim(m.Value)
-			}
-			if dim == 0 {
-				bad++
-				return true
-			}
-			bs, err := schema.DecodeRecord(m.Key, m.Value, ct, m.Time.UnixMilli(), schema.DecodeOptions{Dim: dim})
-			if err != nil {
-				bad++
-				return true
-			}
-			for _, b := range bs {
-				ts.add(b)
-			}
-			prog.update("read %d sets (%d ended) from %s", len(ts.order), ts.nEnd, topic)
-			return ts.nEnd < maxSets
-		}); err != nil {
-			return nil, 0, cc.explain(ctx, err, "read", fmt.Sprintf("topic %q", topic))
-		}
-	}
-	if dim == 0 {
-		return nil, 0, fmt.Errorf("topic %q: cannot infer the dimension from its records (Arrow, or none with points): give --dim or --spec", topic)
-	}
-	sets, open := ts.result(maxSets)
 	if bad > 0 || open > 0 {
 		fmt.Fprintf(stderr, "calibrate: %s: %d invalid records skipped; %d sets without end: true used as they are\n", topic, bad, open)
 	}
@@ -453,64 +384,4 @@ func readCalibrationTopic(ctx context.Context, cc clusterConn, topic string, dim
 		return nil, 0, fmt.Errorf("no sets read from topic %q", topic)
 	}
 	return sets, dim, nil
-}
-
-// offsetRange is a partition's first offset and end offset (the next one to be written).
-type offsetRange struct{ first, end int64 }
-
-// partitionEnds returns each partition's offset range.
-func partitionEnds(ctx context.Context, cc clusterConn, topic string, parts []int) (map[int]offsetRange, error) {
-	client := &kafka.Client{Addr: kafka.TCP(cc.brokers...), Timeout: 10 * time.Second}
-	if cc.transport != nil {
-		client.Transport = cc.transport
-	}
-	req := &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{}}
-	for _, p := range parts {
-		req.Topics[topic] = append(req.Topics[topic], kafka.FirstOffsetOf(p), kafka.LastOffsetOf(p))
-	}
-	res, err := client.ListOffsets(ctx, req)
-	if err != nil {
-		return nil, fmt.Errorf("offsets of %q: %w", topic, err)
-	}
-	ranges := map[int]offsetRange{}
-	for _, po := range res.Topics[topic] {
-		if po.Error != nil {
-			return nil, fmt.Errorf("offsets of %s/%d: %w", topic, po.Partition, po.Error)
-		}
-		ranges[po.Partition] = offsetRange{first: po.FirstOffset, end: po.LastOffset}
-	}
-	return ranges, nil
-}
-
-// readPartition calls fn for each record of one partition below end, until fn returns false.
-func readPartition(ctx context.Context, cc clusterConn, topic string, p int, r offsetRange, fn func(kafka.Message) bool) error {
-	if r.first >= r.end {
-		return nil // empty (or everything deleted by retention)
-	}
-	end := r.end
-	rd := kafka.NewReader(kafka.ReaderConfig{Brokers: cc.brokers, Topic: topic, Partition: p, Dialer: cc.dialer,
-		MinBytes: 1, MaxBytes: featureFetchBytes, MaxWait: kafkaconn.FetchMaxWait})
-	defer rd.Close()
-	if err := rd.SetOffset(kafka.FirstOffset); err != nil {
-		return err
-	}
-	for {
-		m, err := rd.ReadMessage(ctx)
-		if err != nil {
-			return fmt.Errorf("reading %s/%d: %w", topic, p, err)
-		}
-		if !fn(m) || m.Offset+1 >= end {
-			return nil
-		}
-	}
-}
-
-// contentTypeOf is a record's content-type header ("" when absent: JSON).
-func contentTypeOf(m kafka.Message) string {
-	for _, h := range m.Headers {
-		if h.Key == "content-type" {
-			return string(h.Value)
-		}
-	}
-	return ""
 }

@@ -12,13 +12,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/segmentio/kafka-go"
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/distfeat/distfeat/config"
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/synth"
 	"github.com/distfeat/distfeat/internal/testbroker"
+	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/spec"
 )
@@ -137,7 +137,7 @@ func demo(ctx context.Context, o demoOptions, stderr io.Writer) (*demoReport, er
 	rd := newDemoReader(rep, len(sets), prog)
 	readErr := make(chan error, 1)
 	go func() {
-		readErr <- consumeFeatures(rctx, plainConn(brokers), testbroker.TopicFeatures, true, 0, rd.onRecord, rd.onBad)
+		readErr <- kafkaio.ConsumeFeatures(rctx, kafkaio.PlainCluster(brokers), testbroker.TopicFeatures, true, 0, rd.onRecord, rd.onBad)
 	}()
 
 	start := time.Now()
@@ -216,7 +216,7 @@ func newDemoReader(rep *demoReport, want int, prog *progress) *demoReader {
 		got: map[string][]schema.FeatureRecord{}, raw: map[string][]byte{}}
 }
 
-func (d *demoReader) onRecord(m kafka.Message, recs []schema.FeatureRecord, _ []string) bool {
+func (d *demoReader) onRecord(m kafkaio.Record, recs []schema.FeatureRecord, _ []string) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	key := string(m.Key)
@@ -237,7 +237,7 @@ func (d *demoReader) onRecord(m kafka.Message, recs []schema.FeatureRecord, _ []
 	return true
 }
 
-func (d *demoReader) onBad(m kafka.Message, err error) {
+func (d *demoReader) onBad(m kafkaio.Record, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.rep.failures = append(d.rep.failures, fmt.Sprintf("undecodable feature record at partition %d offset %d: %v", m.Partition, m.Offset, err))

@@ -15,7 +15,7 @@ import (
 
 	"github.com/distfeat/distfeat/config"
 	"github.com/distfeat/distfeat/internal/testbroker"
-	"github.com/distfeat/distfeat/producer"
+	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/schema"
 )
 
@@ -74,9 +74,9 @@ func TestWorkerPointsMatchEmbed(t *testing.T) {
 		name := line[strings.Index(line, `"set":"`)+7:]
 		name = name[:strings.Index(name, `"`)]
 		x := sets[name]
-		batches = append(batches, producer.Split(schema.Batch{Set: name, Points: x, N: len(x) / 2, End: true}, 100)...)
+		batches = append(batches, kafkaio.Split(schema.Batch{Set: name, Points: x, N: len(x) / 2, End: true}, 100)...)
 	}
-	pw := producer.NewPointWriter(producer.WriterConfig{Brokers: b.Addrs(), Topic: testbroker.TopicPoints, Dim: 2})
+	pw := kafkaio.NewPointWriter(kafkaio.WriterConfig{Brokers: b.Addrs(), Topic: testbroker.TopicPoints, Dim: 2})
 	if err := pw.Write(ctx, batches...); err != nil {
 		t.Fatal(err)
 	}

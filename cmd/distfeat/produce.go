@@ -10,12 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/segmentio/kafka-go"
-
 	"github.com/distfeat/distfeat/internal/outfile"
 	"github.com/distfeat/distfeat/internal/synth"
+	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/offline"
-	"github.com/distfeat/distfeat/producer"
 	"github.com/distfeat/distfeat/schema"
 )
 
@@ -32,7 +30,7 @@ type produceOptions struct {
 	chunk     int
 	in        string
 	out       string
-	transport *kafka.Transport // TLS/SASL; nil: plain TCP
+	cluster   kafkaio.Cluster // TLS/SASL (its brokers are brokers); zero: plain TCP
 }
 
 func runProduce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -53,9 +51,9 @@ func runProduce(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	o.transport = cc.transport
 	o.brokers = strings.Split(*brokers, ",")
-	cc.brokers = o.brokers
+	cc.Brokers = o.brokers
+	o.cluster = cc
 	if (o.synthetic == "") == (o.in == "") {
 		return fmt.Errorf("give exactly one of --synthetic gmm or --in FILE")
 	}
@@ -101,7 +99,7 @@ func runProduce(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	start := time.Now()
 	records, points, err := publish(ctx, o, batches, newProgress(stderr, "produce"))
 	if err != nil {
-		return cc.explain(ctx, err, "write", fmt.Sprintf("topic %q", o.topic))
+		return cc.Explain(ctx, err, "write", fmt.Sprintf("topic %q", o.topic))
 	}
 	el := time.Since(start)
 	fmt.Fprintf(stdout, "produced %d sets, %d records, %d points to %s in %s (%.0f points/s)\n",
@@ -145,44 +143,13 @@ func syntheticBatches(seed uint64, sets, points, dim int, t0 int64) []schema.Bat
 	return out
 }
 
-// publish writes every batch, split into records of at most o.chunk points.
+// publish writes every batch, split into records of at most o.chunk points
+// (kafkaio.Publish).
 func publish(ctx context.Context, o produceOptions, batches []schema.Batch, prog *progress) (records, points int, err error) {
-	wc := producer.WriterConfig{Brokers: o.brokers, Topic: o.topic, Format: o.format, Dim: o.dim}
-	if o.transport != nil {
-		wc.Transport = o.transport
-	}
-	w := producer.NewPointWriter(wc)
-	defer func() {
-		if cerr := w.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	const perCall = 64
-	var pending []schema.Batch
-	flush := func() error {
-		if len(pending) == 0 {
-			return nil
-		}
-		if err := w.Write(ctx, pending...); err != nil {
-			return err
-		}
-		pending = pending[:0]
-		return nil
-	}
-	for i, b := range batches {
-		for _, part := range producer.Split(b, o.chunk) {
-			pending = append(pending, part)
-			records++
-			points += part.N
-			if len(pending) >= perCall {
-				if err := flush(); err != nil {
-					return records, points, err
-				}
-			}
-		}
-		prog.update("%d/%d sets, %d points", i+1, len(batches), points)
-	}
-	err = flush()
+	c := o.cluster
+	c.Brokers = o.brokers
+	records, points, err = kafkaio.Publish(ctx, c, o.topic, o.format, o.dim, o.chunk, batches,
+		func(sets, points int) { prog.update("%d/%d sets, %d points", sets, len(batches), points) })
 	prog.done()
 	return records, points, err
 }

@@ -14,9 +14,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/segmentio/kafka-go"
-
 	"github.com/distfeat/distfeat/internal/synth"
+	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/schema"
 )
 
@@ -61,7 +60,7 @@ func newSoakCollector(o *soakOptions, rep *soakReport) *soakCollector {
 	return c
 }
 
-func (c *soakCollector) onRecord(m kafka.Message, recs []schema.FeatureRecord, _ []string) bool {
+func (c *soakCollector) onRecord(m kafkaio.Record, recs []schema.FeatureRecord, _ []string) bool {
 	key := string(m.Key)
 	wid := ""
 	for _, h := range m.Headers {
@@ -112,7 +111,7 @@ func (c *soakCollector) onRecord(m kafka.Message, recs []schema.FeatureRecord, _
 	return true
 }
 
-func (c *soakCollector) onBad(m kafka.Message, err error) {
+func (c *soakCollector) onBad(m kafkaio.Record, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.deliveries++

@@ -12,7 +12,7 @@ import (
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/synth"
 	"github.com/distfeat/distfeat/internal/testbroker"
-	"github.com/distfeat/distfeat/producer"
+	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/spec"
 )
@@ -40,7 +40,7 @@ func soakKeyID(k int) string { return fmt.Sprintf("key-%06d", k) }
 // points in received windows; in --keys mode every key's first record, then every key's
 // second record, and so on, as fast as the broker takes them.
 func soakProduce(ctx context.Context, o *soakOptions, brokers []string, dim int, col *soakCollector, report func(records, points int64)) error {
-	pw := producer.NewPointWriter(producer.WriterConfig{Brokers: brokers, Topic: testbroker.TopicPoints, Format: o.format, Dim: dim})
+	pw := kafkaio.NewPointWriter(kafkaio.WriterConfig{Brokers: brokers, Topic: testbroker.TopicPoints, Format: o.format, Dim: dim})
 	defer pw.Close()
 	w := &soakWriter{pw: pw, report: report}
 	t0 := time.Now().UnixMilli()
@@ -52,7 +52,7 @@ func soakProduce(ctx context.Context, o *soakOptions, brokers []string, dim int,
 
 // soakWriter writes batches in calls of at most 512 and reports the running totals.
 type soakWriter struct {
-	pw              *producer.PointWriter
+	pw              *kafkaio.PointWriter
 	records, points int64
 	report          func(records, points int64)
 }
@@ -118,7 +118,7 @@ func soakProduceSets(ctx context.Context, o *soakOptions, w *soakWriter, dim int
 		for i := g; i < min(g+o.interleave, o.sets); i++ {
 			s := synth.SetAt(o.seed, i, o.points, dim)
 			b := schema.Batch{Set: s.ID, Points: s.Points, N: o.points, EventTime: t0 + int64(i), End: true}
-			parts = append(parts, producer.Split(b, o.chunk))
+			parts = append(parts, kafkaio.Split(b, o.chunk))
 		}
 		var batch []schema.Batch
 		for r := 0; ; r++ {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/testbroker"
+	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/spec"
 )
 
@@ -83,7 +84,7 @@ func soak(parent context.Context, o *soakOptions, stderr io.Writer) (*soakReport
 	cctx, stopCollector := context.WithCancel(parent)
 	collectorDone := make(chan error, 1)
 	go func() {
-		collectorDone <- consumeFeatures(cctx, plainConn(s.brokers), testbroker.TopicFeatures, true, 0, s.col.onRecord, s.col.onBad)
+		collectorDone <- kafkaio.ConsumeFeatures(cctx, kafkaio.PlainCluster(s.brokers), testbroker.TopicFeatures, true, 0, s.col.onRecord, s.col.onBad)
 	}()
 	defer func() { stopCollector(); <-collectorDone }()
 

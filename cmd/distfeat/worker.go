@@ -19,8 +19,8 @@ import (
 	"github.com/distfeat/distfeat/consumer"
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/buildinfo"
-	"github.com/distfeat/distfeat/internal/kafkaconn"
 	"github.com/distfeat/distfeat/internal/metrics"
+	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/spec"
 	"github.com/distfeat/distfeat/window"
@@ -69,7 +69,7 @@ func serveWorker(ctx context.Context, cfg *config.Config, log *slog.Logger, star
 	if err != nil {
 		return err
 	}
-	dialer, transport, err := kafkaconn.Clients(&cfg.Security)
+	dialer, transport, err := kafkaio.Clients(&cfg.Security)
 	if err != nil {
 		return err
 	}

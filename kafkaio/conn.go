@@ -1,11 +1,12 @@
-// Package kafkaconn names why a client cannot talk to the brokers, by layer: TCP, TLS,
+package kafkaio
+
+// Connection failures named by layer: why a client cannot talk to the brokers (TCP, TLS,
 // SASL authentication, authorisation. kafka-go reports most of these as a bare
 // "unexpected EOF" (a broker answers a rejected password, or a plain client on its TLS
 // port, by closing the connection), so Probe dials once more step by step — TCP connect,
 // TLS handshake, SASL exchange, one request — and returns an *Error naming the layer that
 // failed, what to check, and whether retrying can help. Clients builds the clients' dialer
 // and transport from the configuration's TLS/SASL settings.
-package kafkaconn
 
 import (
 	"context"

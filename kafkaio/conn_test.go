@@ -1,4 +1,4 @@
-package kafkaconn_test
+package kafkaio_test
 
 import (
 	"context"
@@ -16,8 +16,8 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/distfeat/distfeat/config"
-	"github.com/distfeat/distfeat/internal/kafkaconn"
 	"github.com/distfeat/distfeat/internal/testbroker"
+	"github.com/distfeat/distfeat/kafkaio"
 )
 
 // users of every test broker that requires SASL: one per mechanism, admin for the broker.
@@ -99,7 +99,7 @@ func TestProbeNamesTheLayer(t *testing.T) {
 	ln.Close()
 
 	type want struct {
-		layer kafkaconn.Layer // "" : connects
+		layer kafkaio.Layer // "" : connects
 		says  []string
 	}
 	ok := want{}
@@ -118,30 +118,30 @@ func TestProbeNamesTheLayer(t *testing.T) {
 		{"TLS without SASL", tlsOpen, map[string]string{"TLS_CA_FILE": ca}, ok},
 
 		{"wrong password plain", tlsSASL, map[string]string{"TLS_CA_FILE": ca, "SASL_MECHANISM": "plain", "SASL_USERNAME": "alice", "SASL_PASSWORD": "nope"},
-			want{kafkaconn.LayerSASL, []string{`user "alice"`, "PLAIN", "DISTFEAT_SASL_PASSWORD"}}},
+			want{kafkaio.LayerSASL, []string{`user "alice"`, "PLAIN", "DISTFEAT_SASL_PASSWORD"}}},
 		{"wrong password scram", plainSASL, map[string]string{"SASL_MECHANISM": "scram-sha-256", "SASL_USERNAME": "bob", "SASL_PASSWORD": "nope"},
-			want{kafkaconn.LayerSASL, []string{`user "bob"`, "SCRAM-SHA-256", "DISTFEAT_SASL_PASSWORD"}}},
+			want{kafkaio.LayerSASL, []string{`user "bob"`, "SCRAM-SHA-256", "DISTFEAT_SASL_PASSWORD"}}},
 		{"unknown user", tlsSASL, map[string]string{"TLS_CA_FILE": ca, "SASL_MECHANISM": "scram-sha-512", "SASL_USERNAME": "mallory", "SASL_PASSWORD": "x"},
-			want{kafkaconn.LayerSASL, []string{`user "mallory"`, "SCRAM-SHA-512", "DISTFEAT_SASL_USERNAME"}}},
+			want{kafkaio.LayerSASL, []string{`user "mallory"`, "SCRAM-SHA-512", "DISTFEAT_SASL_USERNAME"}}},
 		{"user of another mechanism", plainSASL, map[string]string{"SASL_MECHANISM": "plain", "SASL_USERNAME": "bob", "SASL_PASSWORD": "bob-pw"},
-			want{kafkaconn.LayerSASL, []string{`user "bob"`, "PLAIN"}}},
+			want{kafkaio.LayerSASL, []string{`user "bob"`, "PLAIN"}}},
 		{"no SASL against SASL", plainSASL, nil,
-			want{kafkaconn.LayerSASL, []string{"requires SASL", "DISTFEAT_SASL_MECHANISM"}}},
+			want{kafkaio.LayerSASL, []string{"requires SASL", "DISTFEAT_SASL_MECHANISM"}}},
 		{"wrong CA", tlsSASL, map[string]string{"TLS_CA_FILE": otherCA, "SASL_MECHANISM": "plain", "SASL_USERNAME": "alice", "SASL_PASSWORD": "alice-pw"},
-			want{kafkaconn.LayerTLS, []string{"authority", "DISTFEAT_TLS_CA_FILE"}}},
+			want{kafkaio.LayerTLS, []string{"authority", "DISTFEAT_TLS_CA_FILE"}}},
 		{"wrong server name", tlsSASL, map[string]string{"TLS_CA_FILE": ca, "TLS_SERVER_NAME": "kafka.example"},
-			want{kafkaconn.LayerTLS, []string{`"kafka.example"`, "DISTFEAT_TLS_SERVER_NAME"}}},
+			want{kafkaio.LayerTLS, []string{`"kafka.example"`, "DISTFEAT_TLS_SERVER_NAME"}}},
 		{"client certificate", tlsMutual, map[string]string{"TLS_CA_FILE": ca, "TLS_CERT_FILE": certFile, "TLS_KEY_FILE": keyFile}, ok},
 		{"no client certificate", tlsMutual, map[string]string{"TLS_CA_FILE": ca},
-			want{kafkaconn.LayerTLS, []string{"refused", "DISTFEAT_TLS_CERT_FILE"}}},
+			want{kafkaio.LayerTLS, []string{"refused", "DISTFEAT_TLS_CERT_FILE"}}},
 		{"TLS client, plain listener", plainSASL, map[string]string{"TLS_CA_FILE": ca, "SASL_MECHANISM": "plain", "SASL_USERNAME": "alice", "SASL_PASSWORD": "alice-pw"},
-			want{kafkaconn.LayerTLS, []string{"speaks plain TCP", "DISTFEAT_TLS_ENABLED"}}},
+			want{kafkaio.LayerTLS, []string{"speaks plain TCP", "DISTFEAT_TLS_ENABLED"}}},
 		{"plain client, TLS listener", tlsSASL, map[string]string{"SASL_MECHANISM": "plain", "SASL_USERNAME": "alice", "SASL_PASSWORD": "alice-pw"},
-			want{kafkaconn.LayerTLS, []string{"expects TLS", "DISTFEAT_TLS_ENABLED=true"}}},
+			want{kafkaio.LayerTLS, []string{"expects TLS", "DISTFEAT_TLS_ENABLED=true"}}},
 		{"plain client, TLS listener, no SASL", tlsOpen, nil,
-			want{kafkaconn.LayerTLS, []string{"expects TLS"}}},
+			want{kafkaio.LayerTLS, []string{"expects TLS"}}},
 		{"nothing listening", closedPort, nil,
-			want{kafkaconn.LayerTCP, []string{"cannot connect", "DISTFEAT_BROKERS"}}},
+			want{kafkaio.LayerTCP, []string{"cannot connect", "DISTFEAT_BROKERS"}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -153,20 +153,20 @@ func TestProbeNamesTheLayer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dialer, _, err := kafkaconn.Clients(sec)
+			dialer, _, err := kafkaio.Clients(sec)
 			if err != nil {
 				t.Fatal(err)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			err = kafkaconn.Probe(ctx, kafkaconn.Target{Brokers: []string{tc.broker}, Dialer: dialer, User: sec.SASLUsername})
+			err = kafkaio.Probe(ctx, kafkaio.Target{Brokers: []string{tc.broker}, Dialer: dialer, User: sec.SASLUsername})
 			if tc.want.layer == "" {
 				if err != nil {
 					t.Fatalf("probe: %v", err)
 				}
 				return
 			}
-			var ce *kafkaconn.Error
+			var ce *kafkaio.Error
 			if !errors.As(err, &ce) {
 				t.Fatalf("probe: %v, want a %s failure", err, tc.want.layer)
 			}
@@ -178,8 +178,8 @@ func TestProbeNamesTheLayer(t *testing.T) {
 					t.Errorf("%q does not say %q", err, s)
 				}
 			}
-			if fatal := tc.want.layer != kafkaconn.LayerTCP; kafkaconn.Fatal(err) != fatal {
-				t.Errorf("Fatal = %v, want %v", kafkaconn.Fatal(err), fatal)
+			if fatal := tc.want.layer != kafkaio.LayerTCP; kafkaio.Fatal(err) != fatal {
+				t.Errorf("Fatal = %v, want %v", kafkaio.Fatal(err), fatal)
 			}
 			t.Logf("%s", err)
 		})
@@ -202,14 +202,14 @@ func TestAuthorization(t *testing.T) {
 		{"write errors without authorisation", kafka.WriteErrors{kafka.NotEnoughReplicas}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := kafkaconn.Authorization(tc.err, "svc", "write", `topic "out"`)
+			got := kafkaio.Authorization(tc.err, "svc", "write", `topic "out"`)
 			if tc.want == "" {
 				if got != nil {
 					t.Errorf("%v became %v", tc.err, got)
 				}
 				return
 			}
-			if got == nil || got.Layer != kafkaconn.LayerAuthorization || !got.Retriable() {
+			if got == nil || got.Layer != kafkaio.LayerAuthorization || !got.Retriable() {
 				t.Fatalf("%v: %v, want a retriable authorisation failure", tc.err, got)
 			}
 			if !strings.Contains(got.Error(), tc.want) {
@@ -237,12 +237,12 @@ func TestProbeTriesEveryBroker(t *testing.T) {
 	ln.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := kafkaconn.Probe(ctx, kafkaconn.Target{Brokers: []string{dead, good}, Dialer: &kafka.Dialer{}}); err != nil {
+	if err := kafkaio.Probe(ctx, kafkaio.Target{Brokers: []string{dead, good}, Dialer: &kafka.Dialer{}}); err != nil {
 		t.Errorf("one broker answers: %v", err)
 	}
-	err = kafkaconn.Probe(ctx, kafkaconn.Target{Brokers: []string{dead, tlsOnly}, Dialer: &kafka.Dialer{}})
-	var ce *kafkaconn.Error
-	if !errors.As(err, &ce) || ce.Layer != kafkaconn.LayerTLS || ce.Broker != tlsOnly {
+	err = kafkaio.Probe(ctx, kafkaio.Target{Brokers: []string{dead, tlsOnly}, Dialer: &kafka.Dialer{}})
+	var ce *kafkaio.Error
+	if !errors.As(err, &ce) || ce.Layer != kafkaio.LayerTLS || ce.Broker != tlsOnly {
 		t.Errorf("no broker answers: %v, want the TLS failure of %s", err, tlsOnly)
 	}
 }

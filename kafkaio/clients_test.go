@@ -1,4 +1,4 @@
-package kafkaconn_test
+package kafkaio_test
 
 import (
 	"os"
@@ -9,7 +9,7 @@ import (
 	"github.com/segmentio/kafka-go/sasl/plain"
 
 	"github.com/distfeat/distfeat/config"
-	"github.com/distfeat/distfeat/internal/kafkaconn"
+	"github.com/distfeat/distfeat/kafkaio"
 )
 
 // TestClients: the dialer and the transport carry the same TLS configuration and SASL
@@ -44,7 +44,7 @@ func TestClients(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dialer, transport, err := kafkaconn.Clients(sec)
+			dialer, transport, err := kafkaio.Clients(sec)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,7 +75,7 @@ func TestClients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := kafkaconn.Clients(sec); err == nil || !strings.Contains(err.Error(), "DISTFEAT_SASL_MECHANISM") {
+	if _, _, err := kafkaio.Clients(sec); err == nil || !strings.Contains(err.Error(), "DISTFEAT_SASL_MECHANISM") {
 		t.Errorf("SCRAM user name with a control character: %v, want an error naming DISTFEAT_SASL_MECHANISM", err)
 	}
 }

@@ -1,4 +1,4 @@
-package producer
+package kafkaio
 
 import (
 	"fmt"

@@ -1,7 +1,8 @@
-// Package producer publishes point batches to distfeat's input topic (docs/input-output.md,
+package kafkaio
+
+// Publishing point batches to distfeat's input topic (docs/input-output.md,
 // docs/guarantees.md): one Kafka record per set chunk, keyed by set ID, placed by a
 // Java-compatible murmur2 partitioner, acknowledged by all in-sync replicas.
-package producer
 
 import (
 	"context"
