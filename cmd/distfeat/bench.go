@@ -20,6 +20,7 @@ import (
 	"github.com/distfeat/distfeat/internal/testbroker"
 	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/service"
 	"github.com/distfeat/distfeat/spec"
 )
 
@@ -267,7 +268,7 @@ func benchPipeline(ctx context.Context, brokers []string, o benchOptions, prog *
 	var wg sync.WaitGroup
 	defer func() { stop(); wg.Wait() }()
 	addrs := make(chan string, workers)
-	log := newLogger(io.Discard, "error", "text")
+	log := service.NewLogger(io.Discard, "error", "text")
 	for i := 0; i < workers; i++ {
 		cfg := demoWorkerConfig(brokers)
 		cfg.Group = cfg0Group
@@ -279,7 +280,7 @@ func benchPipeline(ctx context.Context, brokers []string, o benchOptions, prog *
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_ = serveWorker(wctx, cfg, log, func(a string) { addrs <- a })
+			_ = service.Serve(wctx, cfg, log, func(a string) { addrs <- a })
 		}()
 	}
 	var start time.Time

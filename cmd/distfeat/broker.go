@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/distfeat/distfeat/internal/testbroker"
+	"github.com/distfeat/distfeat/service"
 )
 
 func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -42,7 +43,7 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := checkDataDir(*dataDir); err != nil {
 		return err
 	}
-	log := newLogger(stderr, *logLevel, "text")
+	log := service.NewLogger(stderr, *logLevel, "text")
 	opts := testbroker.Options{
 		Addr: *addr, Partitions: *partitions, Topics: strings.Split(*topics, ","),
 		DataDir: *dataDir, Logger: log,

@@ -20,6 +20,7 @@ import (
 	"github.com/distfeat/distfeat/internal/testbroker"
 	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/service"
 	"github.com/distfeat/distfeat/spec"
 )
 
@@ -101,7 +102,7 @@ func demo(ctx context.Context, o demoOptions, stderr io.Writer) (*demoReport, er
 	if o.verbose {
 		logLevel = "info"
 	}
-	log := newLogger(stderr, logLevel, "text")
+	log := service.NewLogger(stderr, logLevel, "text")
 	prog := newProgress(stderr, "demo")
 	defer prog.done()
 
@@ -175,7 +176,7 @@ func startDemoWorkers(ctx context.Context, brokers []string, n int, log *slog.Lo
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			if err := serveWorker(wctx, cfg, log.With("worker", i), nil); err != nil {
+			if err := service.Serve(wctx, cfg, log.With("worker", i), nil); err != nil {
 				log.Error("worker stopped", "worker", i, "err", err)
 			}
 		}(i)

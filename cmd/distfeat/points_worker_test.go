@@ -17,6 +17,7 @@ import (
 	"github.com/distfeat/distfeat/internal/testbroker"
 	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/service"
 )
 
 // TestWorkerPointsMatchEmbed: the worker's per-point topic and `embed --points` on the same
@@ -62,7 +63,7 @@ func TestWorkerPointsMatchEmbed(t *testing.T) {
 	}
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- serveWorker(wctx, cfg, newLogger(io.Discard, "error", "text"), nil) }()
+	go func() { done <- service.Serve(wctx, cfg, service.NewLogger(io.Discard, "error", "text"), nil) }()
 	t.Cleanup(func() {
 		stop()
 		if err := <-done; err != nil {
