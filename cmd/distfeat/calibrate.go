@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -50,7 +49,7 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if f.dim == 0 {
 			f.dim = base.Dim
 		}
-		mf.kept = splitMarginalFamilies(base)
+		mf.kept = calibrate.SplitMarginalFamilies(base)
 	}
 	if f.families != "" {
 		f.opts.Families = strings.Split(f.families, ",")
@@ -67,7 +66,7 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	if err := checkSample(sets, f.dim); err != nil {
+	if err := calibrate.CheckSample(sets, f.dim); err != nil {
 		return err
 	}
 	f.opts.Progress = func(stage string, done, total int) { prog.update("%s %d/%d", stage, done, total) }
@@ -75,16 +74,16 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	kept, err := keepUntouchedFamilies(res, base, order)
+	kept, err := calibrate.KeepUntouchedFamilies(res, base, order)
 	if err != nil {
 		return err
 	}
 	var grid string
 	if mf.label != "" {
-		if grid, err = addMarginalFamily(ctx, res, labelled, mf); err != nil {
+		if grid, err = calibrate.AddMarginalFamily(ctx, res, labelled, mf.name); err != nil {
 			return err
 		}
-	} else if grid, err = keepMarginalFamilies(res, mf.kept); err != nil {
+	} else if grid, err = calibrate.KeepMarginalFamilies(res, mf.kept); err != nil {
 		return err
 	}
 	prog.done()
@@ -93,39 +92,6 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	_, err = io.WriteString(stdout, kept+grid)
 	return err
-}
-
-// keepUntouchedFamilies puts the base spec's families that --families did not name back
-// into the proposed spec, unchanged and in the base spec's order (order: its family names;
-// nil when every family was tuned), and returns a note naming them.
-func keepUntouchedFamilies(res *calibrate.Result, base *spec.Spec, order []string) (string, error) {
-	if len(order) == 0 {
-		return "", nil
-	}
-	byName := map[string]spec.Family{}
-	for _, fam := range res.Spec.Families {
-		byName[fam.Name] = fam
-	}
-	var untouched []string
-	for _, fam := range base.Families {
-		if _, tuned := byName[fam.Name]; !tuned && slices.Contains(order, fam.Name) {
-			byName[fam.Name] = fam
-			untouched = append(untouched, fam.Name)
-		}
-	}
-	if len(untouched) == 0 {
-		return "", nil
-	}
-	fams := make([]spec.Family, 0, len(order))
-	for _, name := range order {
-		fams = append(fams, byName[name])
-	}
-	res.Spec.Families = fams
-	if err := res.Spec.Validate(); err != nil {
-		return "", fmt.Errorf("calibrate: the base spec's families not in --families do not fit the proposed spec (calibrate them too): %w", err)
-	}
-	return fmt.Sprintf("\nfamilies kept from the base spec unchanged (not in --families): %s; their bandwidths are in units of the bounds, which the proposal sets anew: calibrate them too unless the bounds did not move\n",
-		strings.Join(untouched, ", ")), nil
 }
 
 // parseCalibrateFlags defines and parses calibrate's flags and checks their combinations.
@@ -280,33 +246,6 @@ func writeCalibration(res *calibrate.Result, f calibrateFlags, specOut, reportOu
 		w = io.Discard // keep stdout a valid spec
 	}
 	return res.WriteSummary(w)
-}
-
-// checkSample refuses a sample calibrate cannot calibrate on: fewer than two sets with
-// points (the kernels are between sets), or sets that are each one point repeated (no
-// within-set spread: every bandwidth rule would divide by zero).
-func checkSample(sets []calibrate.Set, dim int) error {
-	withPoints, spread := 0, 0
-	for _, s := range sets {
-		if len(s.Points) < dim {
-			continue
-		}
-		withPoints++
-		first := s.Points[:dim]
-		for i := dim; i+dim <= len(s.Points); i += dim {
-			if !slices.Equal(s.Points[i:i+dim], first) {
-				spread++
-				break
-			}
-		}
-	}
-	switch {
-	case withPoints < 2:
-		return fmt.Errorf("%d set(s) with points: calibrate needs two or more (its kernels and bandwidths are between sets)", withPoints)
-	case spread == 0:
-		return fmt.Errorf("each of the %d sets is one point repeated: no set has two distinct points, so there is no spread to calibrate bandwidths on", withPoints)
-	}
-	return nil
 }
 
 // labelCounts describes the --label field over the input lines read.
