@@ -16,6 +16,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/distfeat/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/internal/outfile"
 	"github.com/distfeat/distfeat/internal/testbroker"
 	"github.com/distfeat/distfeat/kafkaio"
@@ -35,13 +36,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	format := fs.String("format", "arrow", "input record format (`json|arrow`)")
 	workers := fs.Int("workers", 1, "workers in the group (in process)")
 	partitions := fs.Int("partitions", 8, "partitions per topic")
-	specPath := fs.String("spec", envOr("SPEC", ""), "feature spec JSON `file` (DISTFEAT_SPEC; empty: the built-in default)")
+	specPath := fs.String("spec", cli.EnvOr("SPEC", ""), "feature spec JSON `file` (DISTFEAT_SPEC; empty: the built-in default)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the first run's pipeline phase (worker, broker and feature consumer; not the producer or the ceiling) to this `file`")
 	blockProfile := fs.String("blockprofile", "", "write a profile of where goroutines waited during the first run's pipeline phase to this `file`")
 	repeat := fs.Int("repeat", 3, "independent runs (fresh broker each); medians are reported")
 	points2 := fs.Bool("point-output", false, "also write the per-point features of the spec's marginal_transfer families to a points topic (DISTFEAT_POINT_FEATURES_TOPIC); the pipeline then ends when the group has committed every input record, i.e. when all output is acknowledged")
-	if err := parseArgs(fs, args); err != nil {
+	if err := cli.ParseArgs(fs, args); err != nil {
 		return err
 	}
 	sp, err := spec.LoadSpec(*specPath)
@@ -64,8 +65,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	prog := newProgress(stderr, "bench")
-	defer prog.done()
+	prog := cli.NewProgress(stderr, "bench")
+	defer prog.Done()
 
 	o := benchOptions{sets: *sets, points: *points, chunk: *chunk, format: *format, workers: *workers,
 		partitions: *partitions, specPath: *specPath, dim: sp.Dim, cpuProfile: cpuOut, blockProfile: blockOut,
@@ -79,7 +80,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		runs = append(runs, r)
 	}
-	prog.done()
+	prog.Done()
 	fmt.Fprintf(stdout, "distfeat bench: %d sets, %d points, %d records (%s, chunk %d), spec %s, %d partitions, %d worker(s), %d run(s)\n",
 		*sets, runs[0].points, runs[0].records, *format, *chunk, sp.ID(), *partitions, *workers, len(runs))
 	for i, r := range runs {
@@ -151,7 +152,7 @@ func median(runs []benchResult, f func(benchResult) float64) float64 {
 
 // benchOnce runs one measurement on a fresh embedded broker: produce, the raw copy (ceiling),
 // then the worker pipeline over the same records.
-func benchOnce(ctx context.Context, o benchOptions, prog *progress) (benchResult, error) {
+func benchOnce(ctx context.Context, o benchOptions, prog *cli.Progress) (benchResult, error) {
 	const rawOut = "bench.raw"
 	b, err := testbroker.Start(ctx, testbroker.Options{Partitions: o.partitions,
 		Topics: []string{testbroker.TopicPoints, testbroker.TopicFeatures, testbroker.TopicDLQ, rawOut, benchPointsTopic}})
@@ -161,19 +162,19 @@ func benchOnce(ctx context.Context, o benchOptions, prog *progress) (benchResult
 	defer b.Close()
 	brokers := b.Addrs()
 
-	prog.update("producing %d sets × %d points", o.sets, o.points)
+	prog.Update("producing %d sets × %d points", o.sets, o.points)
 	batches := syntheticBatches(7, o.sets, o.points, o.dim, time.Now().UnixMilli())
 	po := produceOptions{brokers: brokers, topic: testbroker.TopicPoints, format: o.format, dim: o.dim, chunk: o.chunk}
 	records, total, err := publish(ctx, po, batches, prog)
 	if err != nil {
 		return benchResult{}, err
 	}
-	prog.update("ceiling: raw consume→produce of %d records", records)
+	prog.Update("ceiling: raw consume→produce of %d records", records)
 	rawElapsed, err := rawCopy(ctx, brokers, testbroker.TopicPoints, rawOut, records)
 	if err != nil {
 		return benchResult{}, fmt.Errorf("ceiling run: %w", err)
 	}
-	prog.update("pipeline: %d workers", o.workers)
+	prog.Update("pipeline: %d workers", o.workers)
 	if o.blockProfile != nil {
 		runtime.SetBlockProfileRate(int(time.Microsecond)) // one sample per µs spent blocked
 	}
@@ -262,7 +263,7 @@ func rawCopy(ctx context.Context, brokers []string, src, dst string, records int
 // benchPipeline runs workers until every set's window has been received; the clock starts
 // when the first worker is ready (has joined the group). It returns the elapsed time, the
 // process's CPU time over the same span and the windows received.
-func benchPipeline(ctx context.Context, brokers []string, o benchOptions, prog *progress) (time.Duration, time.Duration, int, error) {
+func benchPipeline(ctx context.Context, brokers []string, o benchOptions, prog *cli.Progress) (time.Duration, time.Duration, int, error) {
 	specPath, workers, sets := o.specPath, o.workers, o.sets
 	wctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -297,11 +298,11 @@ func benchPipeline(ctx context.Context, brokers []string, o benchOptions, prog *
 	seen := map[string]bool{}
 	err := kafkaio.ConsumeFeatures(ctx, kafkaio.PlainCluster(brokers), testbroker.TopicFeatures, true, 0, func(m kafkaio.Record, _ []schema.FeatureRecord, _ []string) bool {
 		seen[string(m.Key)] = true
-		prog.update("%d/%d windows", len(seen), sets)
+		prog.Update("%d/%d windows", len(seen), sets)
 		return len(seen) < sets
 	}, func(kafkaio.Record, error) {})
 	if err == nil && o.pointOutput {
-		prog.update("waiting for the group to commit (all per-point output acknowledged)")
+		prog.Update("waiting for the group to commit (all per-point output acknowledged)")
 		err = waitGroupCommitted(ctx, brokers, cfg0Group, testbroker.TopicPoints)
 		if err == nil {
 			err = checkPointRecords(ctx, brokers)

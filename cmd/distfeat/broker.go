@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/distfeat/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/internal/testbroker"
 	"github.com/distfeat/distfeat/service"
 )
@@ -34,7 +35,7 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&auth.certFile, "tls-cert", "", "PEM server certificate `file` (with --tls-key)")
 	fs.StringVar(&auth.keyFile, "tls-key", "", "PEM server key `file` (with --tls-cert)")
 	fs.StringVar(&auth.caOut, "tls-ca-out", "ca.pem", "with a generated certificate, write its CA (what clients trust: DISTFEAT_TLS_CA_FILE) to this `file`")
-	if err := parseArgs(fs, args); err != nil {
+	if err := cli.ParseArgs(fs, args); err != nil {
 		return err
 	}
 	if err := checkBrokerAddr(*addr, *allowRemote); err != nil {
@@ -72,7 +73,7 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 func checkBrokerAddr(addr string, allowRemote bool) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return usageError(fmt.Sprintf("--addr %q: %v", addr, err))
+		return cli.UsageError(fmt.Sprintf("--addr %q: %v", addr, err))
 	}
 	if allowRemote || host == "localhost" {
 		return nil
@@ -84,7 +85,7 @@ func checkBrokerAddr(addr string, allowRemote bool) error {
 	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
 		where = "every interface"
 	}
-	return usageError(fmt.Sprintf("--addr %q listens on %s; the embedded broker is for development (in memory, no authentication without --user), so it serves loopback only (127.0.0.1:PORT) unless you pass --allow-remote", addr, where))
+	return cli.UsageError(fmt.Sprintf("--addr %q listens on %s; the embedded broker is for development (in memory, no authentication without --user), so it serves loopback only (127.0.0.1:PORT) unless you pass --allow-remote", addr, where))
 }
 
 // checkDataDir checks --data-dir before the broker starts: it must be a directory the process

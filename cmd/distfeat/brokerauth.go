@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/distfeat/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/internal/testbroker"
 )
 
@@ -57,14 +58,14 @@ func (f grantFlag) Set(s string) error { *f.grants = append(*f.grants, s); retur
 // apply sets opts' TLS, users and ACLs.
 func (a *brokerAuth) apply(opts *testbroker.Options) error {
 	if a.acls && len(a.users) == 0 {
-		return usageError("--acls needs --user (and a --superuser for the broker's own clients)")
+		return cli.UsageError("--acls needs --user (and a --superuser for the broker's own clients)")
 	}
 	if len(a.grants) > 0 && !a.acls {
-		return usageError("--grant needs --acls")
+		return cli.UsageError("--grant needs --acls")
 	}
 	for _, g := range a.grants {
 		if err := a.grant(g); err != nil {
-			return usageError(fmt.Sprintf("--grant %q: %v", g, err))
+			return cli.UsageError(fmt.Sprintf("--grant %q: %v", g, err))
 		}
 	}
 	if len(a.users) > 0 && !hasSuper(a.users) {

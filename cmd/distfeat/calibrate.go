@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/distfeat/distfeat/calibrate"
+	"github.com/distfeat/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/internal/outfile"
 	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/offline"
@@ -60,8 +61,8 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			order = append(order, fam.Name)
 		}
 	}
-	prog := newProgress(stderr, "calibrate")
-	defer prog.done()
+	prog := cli.NewProgress(stderr, "calibrate")
+	defer prog.Done()
 	sets, labelled, err := readCalibrationInput(ctx, &f, mf, cc, stderr, prog)
 	if err != nil {
 		return err
@@ -69,7 +70,7 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := calibrate.CheckSample(sets, f.dim); err != nil {
 		return err
 	}
-	f.opts.Progress = func(stage string, done, total int) { prog.update("%s %d/%d", stage, done, total) }
+	f.opts.Progress = func(stage string, done, total int) { prog.Update("%s %d/%d", stage, done, total) }
 	res, err := calibrate.Calibrate(ctx, sets, f.dim, base, f.opts)
 	if err != nil {
 		return err
@@ -86,7 +87,7 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	} else if grid, err = calibrate.KeepMarginalFamilies(res, mf.kept); err != nil {
 		return err
 	}
-	prog.done()
+	prog.Done()
 	if err := writeCalibration(res, f, specOut, reportOut, stdout); err != nil || kept+grid == "" || f.out == "-" {
 		return err // with --out -, stdout stays a valid spec
 	}
@@ -100,7 +101,7 @@ func parseCalibrateFlags(args []string, stderr io.Writer) (calibrateFlags, margi
 	var f calibrateFlags
 	fs.StringVar(&f.in, "in", "", "input JSON lines, one set per line as embed takes them (`file`, - for stdin)")
 	fs.StringVar(&f.topic, "from-topic", "", "read the first --max-sets sets of this points `topic` instead of --in")
-	fs.StringVar(&f.brokers, "brokers", envOr("BROKERS", "127.0.0.1:9092"), "bootstrap brokers for --from-topic (DISTFEAT_BROKERS; `host:port,...`)")
+	fs.StringVar(&f.brokers, "brokers", cli.EnvOr("BROKERS", "127.0.0.1:9092"), "bootstrap brokers for --from-topic (DISTFEAT_BROKERS; `host:port,...`)")
 	fs.DurationVar(&f.topicTimeout, "topic-timeout", time.Minute, "--from-topic: give up reading after this `duration`")
 	fs.IntVar(&f.maxSets, "max-sets", 1000, "read at most this many `sets`")
 	fs.IntVar(&f.dim, "dim", 0, "point `dimension` (0: from --spec, else from the first JSON record)")
@@ -126,15 +127,15 @@ func parseCalibrateFlags(args []string, stderr io.Writer) (calibrateFlags, margi
 	}
 	switch {
 	case f.out == "":
-		err = usageError("--out is required")
+		err = cli.UsageError("--out is required")
 	case (f.in == "") == (f.topic == ""):
-		err = usageError("give exactly one of --in FILE or --from-topic TOPIC")
+		err = cli.UsageError("give exactly one of --in FILE or --from-topic TOPIC")
 	case mf.label != "" && f.in == "":
-		err = usageError("--point-label FIELD needs --in FILE (labelled JSON lines)")
+		err = cli.UsageError("--point-label FIELD needs --in FILE (labelled JSON lines)")
 	case f.label != "" && f.in == "":
-		err = usageError("--label FIELD needs --in FILE (labelled JSON lines; a points topic's records carry no labels)")
+		err = cli.UsageError("--label FIELD needs --in FILE (labelled JSON lines; a points topic's records carry no labels)")
 	case f.report != "" && f.report == f.out:
-		err = usageError("--report and --out name the same file")
+		err = cli.UsageError("--report and --out name the same file")
 	}
 	return f, mf, cc, err
 }
@@ -143,7 +144,7 @@ func parseCalibrateFlags(args []string, stderr io.Writer) (calibrateFlags, margi
 // (the calibrate package would take a zero or negative value for its default).
 func (f calibrateFlags) check() error {
 	bad := func(flag string, v any, want string) error {
-		return usageError(fmt.Sprintf("%s %v: want %s", flag, v, want))
+		return cli.UsageError(fmt.Sprintf("%s %v: want %s", flag, v, want))
 	}
 	switch o := f.opts; {
 	case !(o.TargetR2 > 0 && o.TargetR2 < 1):
@@ -170,7 +171,7 @@ func (f calibrateFlags) check() error {
 
 // readCalibrationInput reads the sample from --in (with per-point labels for
 // --point-label) or from --from-topic, and sets f.dim when it was 0.
-func readCalibrationInput(ctx context.Context, f *calibrateFlags, mf marginalFlags, cc kafkaio.Cluster, stderr io.Writer, prog *progress) (sets []calibrate.Set, labelled []calibrate.LabelledSet, err error) {
+func readCalibrationInput(ctx context.Context, f *calibrateFlags, mf marginalFlags, cc kafkaio.Cluster, stderr io.Writer, prog *cli.Progress) (sets []calibrate.Set, labelled []calibrate.LabelledSet, err error) {
 	other := offline.OtherFields{Read: []string{f.label, mf.label}}
 	defer other.Report(stderr, "calibrate")
 	switch {
@@ -302,12 +303,12 @@ func readCalibrationLines(ctx context.Context, path string, dim, maxSets int, la
 
 // readCalibrationTopic reads the points topic partition by partition, from the oldest
 // record to the end offset at the start, until maxSets sets have ended (offline.TopicSample).
-func readCalibrationTopic(ctx context.Context, cc kafkaio.Cluster, topic string, dim, maxSets int, stderr io.Writer, prog *progress) ([]calibrate.Set, int, error) {
+func readCalibrationTopic(ctx context.Context, cc kafkaio.Cluster, topic string, dim, maxSets int, stderr io.Writer, prog *cli.Progress) ([]calibrate.Set, int, error) {
 	ts := offline.NewTopicSample(topic, dim, maxSets)
 	if err := kafkaio.ReadFromStart(ctx, cc, topic, func(r kafkaio.Record) bool {
 		more := ts.Add(r.Key, r.Value, r.ContentType(), r.Time.UnixMilli())
 		sets, ended := ts.Count()
-		prog.update("read %d sets (%d ended) from %s", sets, ended, topic)
+		prog.Update("read %d sets (%d ended) from %s", sets, ended, topic)
 		return more
 	}); err != nil {
 		return nil, 0, err

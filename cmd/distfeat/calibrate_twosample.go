@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/distfeat/distfeat/calibrate"
+	"github.com/distfeat/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/offline"
 	"github.com/distfeat/distfeat/spec"
 )
@@ -36,10 +37,10 @@ func (t *twoSampleFlags) register(fs *flag.FlagSet) {
 // --report.
 func runCalibrateTwoSample(ctx context.Context, f calibrateFlags, stdout, stderr io.Writer) error {
 	if f.out == "" {
-		return usageError("--out is required")
+		return cli.UsageError("--out is required")
 	}
 	if f.in == "" || f.in == "-" {
-		return usageError("--two-sample takes the reference as --in FILE")
+		return cli.UsageError("--two-sample takes the reference as --in FILE")
 	}
 	specOut, reportOut, err := openCalibrationOutputs(ctx, f)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/distfeat/distfeat/config"
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/internal/synth"
 	"github.com/distfeat/distfeat/internal/testbroker"
 	"github.com/distfeat/distfeat/kafkaio"
@@ -42,7 +43,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the synthetic sets")
 	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "give up waiting for features after this long")
 	fs.BoolVar(&o.verbose, "v", false, "show the workers' logs")
-	if err := parseArgs(fs, args); err != nil {
+	if err := cli.ParseArgs(fs, args); err != nil {
 		return err
 	}
 	if o.sets < 2 || o.points < 1 || o.workers < 1 {
@@ -103,10 +104,10 @@ func demo(ctx context.Context, o demoOptions, stderr io.Writer) (*demoReport, er
 		logLevel = "info"
 	}
 	log := service.NewLogger(stderr, logLevel, "text")
-	prog := newProgress(stderr, "demo")
-	defer prog.done()
+	prog := cli.NewProgress(stderr, "demo")
+	defer prog.Done()
 
-	prog.update("starting embedded broker")
+	prog.Update("starting embedded broker")
 	b, err := testbroker.Start(ctx, testbroker.Options{Partitions: o.partitions})
 	if err != nil {
 		return nil, err
@@ -161,7 +162,7 @@ func demo(ctx context.Context, o demoOptions, stderr io.Writer) (*demoReport, er
 		rep.failures = append(rep.failures, fmt.Sprintf("only %d of %d windows arrived within %s", rep.windows, len(sets), o.timeout))
 	}
 
-	prog.update("checking against offline embedding and exact kernels")
+	prog.Update("checking against offline embedding and exact kernels")
 	checkDemo(rep, emb, sets, rd.got)
 	return rep, nil
 }
@@ -185,7 +186,7 @@ func startDemoWorkers(ctx context.Context, brokers []string, n int, log *slog.Lo
 }
 
 // produceDemo publishes the first half of the sets as JSON records, the rest as Arrow.
-func produceDemo(ctx context.Context, brokers []string, dim int, batches []schema.Batch, prog *progress) error {
+func produceDemo(ctx context.Context, brokers []string, dim int, batches []schema.Batch, prog *cli.Progress) error {
 	half := len(batches) / 2
 	po := produceOptions{brokers: brokers, topic: testbroker.TopicPoints, dim: dim, chunk: 500}
 	po.format = "json"
@@ -204,7 +205,7 @@ func produceDemo(ctx context.Context, brokers []string, dim int, batches []schem
 type demoReader struct {
 	rep  *demoReport
 	want int
-	prog *progress
+	prog *cli.Progress
 	done chan struct{}
 
 	mu  sync.Mutex
@@ -212,7 +213,7 @@ type demoReader struct {
 	raw map[string][]byte
 }
 
-func newDemoReader(rep *demoReport, want int, prog *progress) *demoReader {
+func newDemoReader(rep *demoReport, want int, prog *cli.Progress) *demoReader {
 	return &demoReader{rep: rep, want: want, prog: prog, done: make(chan struct{}),
 		got: map[string][]schema.FeatureRecord{}, raw: map[string][]byte{}}
 }
@@ -230,7 +231,7 @@ func (d *demoReader) onRecord(m kafkaio.Record, recs []schema.FeatureRecord, _ [
 	}
 	d.raw[key] = m.Value
 	d.got[key] = recs
-	d.prog.update("%d/%d windows received", len(d.got), d.want)
+	d.prog.Update("%d/%d windows received", len(d.got), d.want)
 	if len(d.got) == d.want {
 		close(d.done)
 		return false

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/internal/outfile"
 	"github.com/distfeat/distfeat/model"
 	"github.com/distfeat/distfeat/offline"
@@ -22,7 +22,7 @@ const maxEmbedWorkers = 256
 
 func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("embed", "", "", stderr)
-	specPath := fs.String("spec", envOr("SPEC", ""), "feature spec JSON `file` (DISTFEAT_SPEC); empty: the built-in default")
+	specPath := fs.String("spec", cli.EnvOr("SPEC", ""), "feature spec JSON `file` (DISTFEAT_SPEC); empty: the built-in default")
 	in := fs.String("in", "-", "input JSON lines `file`, one set per line (- for stdin)")
 	out := fs.String("out", "-", "output `file` (- for stdout); a file is replaced only when complete, a device or FIFO written directly")
 	format := fs.String("format", "jsonl", "output format `jsonl|arrow` (arrow: one Arrow IPC stream)")
@@ -32,21 +32,21 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	modelPath := fs.String("model", "", "also predict with this model `file` (distfeat fit; docs/fitting.md): prediction columns in the output")
 	coverage := fs.Float64("coverage", 0.9, "--model regression: the prediction interval's `coverage` (one the model stores; 0: no interval)")
 	pointsOut := fs.String("points", "", "also write the per-point features of the spec's marginal_transfer families to `file` (- for stdout), in --format")
-	if err := parseArgs(fs, args); err != nil {
-		var positional usageError
+	if err := cli.ParseArgs(fs, args); err != nil {
+		var positional cli.UsageError
 		if errors.As(err, &positional) {
-			return usageError(fmt.Sprintf("unexpected argument %q: the input is --in FILE (or stdin)", fs.Arg(0)))
+			return cli.UsageError(fmt.Sprintf("unexpected argument %q: the input is --in FILE (or stdin)", fs.Arg(0)))
 		}
 		return err
 	}
 	if !(*maxClipped >= 0 && *maxClipped <= 1) {
-		return usageError(fmt.Sprintf("--max-clipped %v: want a fraction in [0, 1]", *maxClipped))
+		return cli.UsageError(fmt.Sprintf("--max-clipped %v: want a fraction in [0, 1]", *maxClipped))
 	}
 	if *format != "jsonl" && *format != "arrow" {
 		return fmt.Errorf("--format %q: want jsonl or arrow", *format)
 	}
 	if *workers < 1 || *workers > maxEmbedWorkers {
-		return usageError(fmt.Sprintf("--workers %d: want 1 to %d (this machine runs %d at once; more workers than cores add memory, not speed)",
+		return cli.UsageError(fmt.Sprintf("--workers %d: want 1 to %d (this machine runs %d at once; more workers than cores add memory, not speed)",
 			*workers, maxEmbedWorkers, runtime.GOMAXPROCS(0)))
 	}
 	sp, err := spec.LoadSpec(*specPath)
@@ -64,10 +64,10 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	if *pointsOut != "" && (*pointsOut == *out && *out != "-" || *pointsOut == "-" && (*out == "-" || *out == "")) {
-		return usageError("--points and --out must be different files (give --out FILE or --points FILE)")
+		return cli.UsageError("--points and --out must be different files (give --out FILE or --points FILE)")
 	}
 	if *pointsOut != "" && len(emb.PointMaps()) == 0 {
-		return usageError("--points: the spec has no marginal_transfer family (docs/marginal-transfer.md; distfeat calibrate --point-label proposes one)")
+		return cli.UsageError("--points: the spec has no marginal_transfer family (docs/marginal-transfer.md; distfeat calibrate --point-label proposes one)")
 	}
 	w, commit, err := openOutput(ctx, *out, stdout) // first: a bad --out fails before any input is read
 	if err != nil {
@@ -103,7 +103,7 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
-	prog := newProgress(stderr, "embed")
+	prog := cli.NewProgress(stderr, "embed")
 	var other offline.OtherFields
 	defer other.Report(stderr, "embed")
 	st, err := offline.EmbedLines(ctx, emb, r, sink, psink, offline.LinesRun{Workers: *workers, MaxLine: offline.MaxLineBytes, Other: &other}, func(line int, err error) error {
@@ -112,8 +112,8 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		fmt.Fprintf(stderr, "line %d: skipped: %v\n", line, err)
 		return nil
-	}, func(sets int) { prog.update("%d sets", sets) })
-	prog.done()
+	}, func(sets int) { prog.Update("%d sets", sets) })
+	prog.Done()
 	if cerr := sink.Close(); err == nil {
 		err = cerr
 	}
@@ -186,12 +186,4 @@ func loadPredictor(path string, coverage float64, emb *embedding.Embedder) (*off
 		}
 	}
 	return offline.NewPredictor(m, emb, coverage), nil
-}
-
-// envOr returns DISTFEAT_<name> or def.
-func envOr(name, def string) string {
-	if v, ok := os.LookupEnv(envPrefix + name); ok {
-		return v
-	}
-	return def
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/model"
 	"github.com/distfeat/distfeat/offline"
 	"github.com/distfeat/distfeat/spec"
@@ -18,7 +19,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := newFlagSet("fit", "", "Embeds labelled sets (JSON lines as embed takes them, with a label field) with the spec and\nfits a linear model on the features of the chosen families: ridge regression with split-\nconformal prediction intervals, or a one-vs-rest ridge classifier; λ is chosen by cross-\nvalidation over whole sets. Writes the model file (docs/fitting.md) that embed --model applies.\nSame input and flags, same model bytes on one platform.", stderr)
 	in := fs.String("in", "-", "labelled input JSON lines `file` (- for stdin)")
 	label := fs.String("label", "", "each line's label is in this JSON `field` (a number for regression, a class for classification); required")
-	specPath := fs.String("spec", envOr("SPEC", ""), "feature spec JSON `file` (DISTFEAT_SPEC); empty: the built-in default")
+	specPath := fs.String("spec", cli.EnvOr("SPEC", ""), "feature spec JSON `file` (DISTFEAT_SPEC); empty: the built-in default")
 	families := fs.String("families", "", "comma-separated `names` of the spec's families to fit on (default: all)")
 	task := fs.String("task", model.Regression, "`regression|classification`")
 	out := fs.String("out", "-", "model `file` (- for stdout); a file is replaced only when complete")
@@ -26,18 +27,18 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	seed := fs.Uint64("seed", 1, "`seed` of the fold assignment and the calibration split")
 	calFrac := fs.Float64("calibration", 0.2, "regression: the `share` of sets held out for the conformal intervals (the model is fitted on the rest)")
 	maxSets := fs.Int("max-sets", 0, "read at most this many `sets` (0: all)")
-	if err := parseArgs(fs, args); err != nil {
+	if err := cli.ParseArgs(fs, args); err != nil {
 		return err
 	}
 	switch {
 	case *label == "":
-		return usageError("--label FIELD is required: the JSON field holding each set's label")
+		return cli.UsageError("--label FIELD is required: the JSON field holding each set's label")
 	case *task != model.Regression && *task != model.Classification:
-		return usageError(fmt.Sprintf("--task %q: want regression or classification", *task))
+		return cli.UsageError(fmt.Sprintf("--task %q: want regression or classification", *task))
 	case !(*calFrac > 0 && *calFrac < 1):
-		return usageError(fmt.Sprintf("--calibration %v: want a share in (0, 1)", *calFrac))
+		return cli.UsageError(fmt.Sprintf("--calibration %v: want a share in (0, 1)", *calFrac))
 	case *maxSets < 0:
-		return usageError("--max-sets must be ≥ 0")
+		return cli.UsageError("--max-sets must be ≥ 0")
 	}
 	if *maxSets == 0 {
 		*maxSets = math.MaxInt
@@ -87,7 +88,7 @@ func fitColumns(all []spec.Column, families string) ([]model.Column, error) {
 		want = strings.Split(families, ",")
 		for _, f := range want {
 			if !slices.ContainsFunc(all, func(c spec.Column) bool { return c.Family == f }) {
-				return nil, usageError(fmt.Sprintf("--families: the spec has no family %q", f))
+				return nil, cli.UsageError(fmt.Sprintf("--families: the spec has no family %q", f))
 			}
 		}
 	}
@@ -112,11 +113,11 @@ func fitModel(ctx context.Context, emb *embedding.Embedder, cols []model.Column,
 	if err != nil {
 		return nil, err
 	}
-	prog := newProgress(stderr, "fit")
-	m, err := offline.Fit(ctx, emb, cols, sets, label, o, func(n int) { prog.update("%d sets embedded", n) })
+	prog := cli.NewProgress(stderr, "fit")
+	m, err := offline.Fit(ctx, emb, cols, sets, label, o, func(n int) { prog.Update("%d sets embedded", n) })
 	if err != nil {
 		return nil, err
 	}
-	prog.done()
+	prog.Done()
 	return m, nil
 }

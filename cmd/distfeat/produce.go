@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/distfeat/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/internal/outfile"
 	"github.com/distfeat/distfeat/internal/synth"
 	"github.com/distfeat/distfeat/kafkaio"
@@ -35,9 +36,9 @@ type produceOptions struct {
 
 func runProduce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("produce", "", "Give exactly one of --synthetic gmm or --in FILE. With --out FILE the sets are written as JSON\nlines (one set per line, the format embed --in and produce --in read) instead of published;\nsynthetic sets then get event times 0, 1, 2, … ms, so the file depends on --seed only.", stderr)
-	brokers := fs.String("brokers", envOr("BROKERS", "127.0.0.1:9092"), "bootstrap brokers, comma-separated (DISTFEAT_BROKERS; `host:port,...`)")
+	brokers := fs.String("brokers", cli.EnvOr("BROKERS", "127.0.0.1:9092"), "bootstrap brokers, comma-separated (DISTFEAT_BROKERS; `host:port,...`)")
 	var o produceOptions
-	fs.StringVar(&o.topic, "topic", envOr("INPUT_TOPIC", "points"), "input `topic` (DISTFEAT_INPUT_TOPIC)")
+	fs.StringVar(&o.topic, "topic", cli.EnvOr("INPUT_TOPIC", "points"), "input `topic` (DISTFEAT_INPUT_TOPIC)")
 	fs.StringVar(&o.format, "format", "json", "record format (`json|arrow`)")
 	fs.StringVar(&o.synthetic, "synthetic", "", "generate sets (`gmm`: truncated Gaussian mixtures on [0,1]^dim)")
 	fs.IntVar(&o.sets, "sets", 10, "synthetic: number of sets")
@@ -69,7 +70,7 @@ func runProduce(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	formatSet := false
 	fs.Visit(func(f *flag.Flag) { formatSet = formatSet || f.Name == "format" })
 	if o.out != "" && formatSet {
-		return usageError("--format applies to publishing; --out always writes JSON lines")
+		return cli.UsageError("--format applies to publishing; --out always writes JSON lines")
 	}
 	// The output is opened before the sets are read or drawn, so a directory or an
 	// unwritable path fails at once.
@@ -97,7 +98,7 @@ func runProduce(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return writeSetsFile(out, batches, stdout, stderr)
 	}
 	start := time.Now()
-	records, points, err := publish(ctx, o, batches, newProgress(stderr, "produce"))
+	records, points, err := publish(ctx, o, batches, cli.NewProgress(stderr, "produce"))
 	if err != nil {
 		return cc.Explain(ctx, err, "write", fmt.Sprintf("topic %q", o.topic))
 	}
@@ -121,12 +122,12 @@ func (o produceOptions) check() error {
 		on    bool
 	}{{"--dim", o.dim, true}, {"--chunk", o.chunk, true}, {"--sets", o.sets, o.synthetic != ""}, {"--points", o.points, o.synthetic != ""}} {
 		if c.on && c.value < 1 {
-			return usageError(fmt.Sprintf("%s %d: must be at least 1", c.flag, c.value))
+			return cli.UsageError(fmt.Sprintf("%s %d: must be at least 1", c.flag, c.value))
 		}
 	}
 	if o.synthetic != "" {
 		if v := float64(o.sets) * float64(o.points) * float64(o.dim); v > maxSyntheticValues {
-			return usageError(fmt.Sprintf("--sets %d × --points %d × --dim %d = %.3g coordinates: produce --synthetic holds them all in memory, at most %d (1 GiB); produce fewer sets per run",
+			return cli.UsageError(fmt.Sprintf("--sets %d × --points %d × --dim %d = %.3g coordinates: produce --synthetic holds them all in memory, at most %d (1 GiB); produce fewer sets per run",
 				o.sets, o.points, o.dim, v, maxSyntheticValues))
 		}
 	}
@@ -145,12 +146,12 @@ func syntheticBatches(seed uint64, sets, points, dim int, t0 int64) []schema.Bat
 
 // publish writes every batch, split into records of at most o.chunk points
 // (kafkaio.Publish).
-func publish(ctx context.Context, o produceOptions, batches []schema.Batch, prog *progress) (records, points int, err error) {
+func publish(ctx context.Context, o produceOptions, batches []schema.Batch, prog *cli.Progress) (records, points int, err error) {
 	c := o.cluster
 	c.Brokers = o.brokers
 	records, points, err = kafkaio.Publish(ctx, c, o.topic, o.format, o.dim, o.chunk, batches,
-		func(sets, points int) { prog.update("%d/%d sets, %d points", sets, len(batches), points) })
-	prog.done()
+		func(sets, points int) { prog.Update("%d/%d sets, %d points", sets, len(batches), points) })
+	prog.Done()
 	return records, points, err
 }
 

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/distfeat/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/internal/outfile"
 )
 
@@ -147,7 +148,7 @@ func parseSoakFlags(args []string, stderr io.Writer) (*soakOptions, error) {
 	fs.StringVar(&o.workerBin, "worker-bin", self, "distfeat binary (`file`) to run the workers with")
 	fs.IntVar(&o.workers, "workers", 2, "worker processes in the consumer group")
 	fs.IntVar(&o.partitions, "partitions", 8, "partitions per topic")
-	fs.StringVar(&o.specPath, "spec", envOr("SPEC", ""), "feature spec JSON `file` (DISTFEAT_SPEC; empty: the built-in default)")
+	fs.StringVar(&o.specPath, "spec", cli.EnvOr("SPEC", ""), "feature spec JSON `file` (DISTFEAT_SPEC; empty: the built-in default)")
 	fs.StringVar(&o.format, "format", "arrow", "input record format (`json|arrow`)")
 	fs.IntVar(&o.chunk, "chunk", 500, "set mode: points per input record")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the synthetic data")
@@ -179,7 +180,7 @@ func parseSoakFlags(args []string, stderr io.Writer) (*soakOptions, error) {
 	fs.DurationVar(&o.stall, "stall", 5*time.Minute, "give up when nothing moved (points produced, points processed, windows received) for this long (0: never)")
 	fs.IntVar(&o.rssBaseline, "rss-baseline", 256, "--keys mode: `MiB` added to the memory bound for the runtime, Kafka clients and buffers")
 	fs.BoolVar(&o.verbose, "v", false, "copy the workers' logs to stderr")
-	if err := parseArgs(fs, args); err != nil {
+	if err := cli.ParseArgs(fs, args); err != nil {
 		return nil, err
 	}
 	killSet := false

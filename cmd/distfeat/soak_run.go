@@ -19,6 +19,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/internal/testbroker"
 	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/spec"
@@ -32,7 +33,7 @@ type soakRun struct {
 	o      *soakOptions
 	rep    *soakReport
 	stderr io.Writer
-	prog   *progress
+	prog   *cli.Progress
 
 	b       *testbroker.Broker
 	brokers []string
@@ -65,8 +66,8 @@ func soak(parent context.Context, o *soakOptions, stderr io.Writer) (*soakReport
 	ctx, cancel := context.WithTimeout(parent, o.timeout)
 	defer cancel()
 	s := &soakRun{parent: parent, ctx: ctx, cancel: cancel, o: o, rep: rep, stderr: stderr,
-		prog: newProgress(stderr, "soak"), client: &http.Client{Timeout: 2 * time.Second}, exits: make(chan *soakWorker, 8)}
-	defer s.prog.done()
+		prog: cli.NewProgress(stderr, "soak"), client: &http.Client{Timeout: 2 * time.Second}, exits: make(chan *soakWorker, 8)}
+	defer s.prog.Done()
 	rep.start = time.Now()
 
 	b, err := testbroker.Start(ctx, testbroker.Options{Partitions: o.partitions})
@@ -147,7 +148,7 @@ func (s *soakRun) startWorkers() error {
 			return err
 		}
 	}
-	s.prog.update("waiting for %d workers to join", s.o.workers)
+	s.prog.Update("waiting for %d workers to join", s.o.workers)
 	for _, w := range s.rep.workers {
 		rctx, rcancel := context.WithTimeout(s.ctx, time.Minute)
 		err := waitReady(rctx, w.addr, w.exited)
@@ -247,7 +248,7 @@ func (s *soakRun) sample() {
 	s.rep.samples = append(s.rep.samples, smp)
 	s.col.trim(s.b, testbroker.TopicFeatures)
 	trimConsumed(s.ctx, s.b, s.admin, s.o.partitions)
-	s.prog.update("%d/%d windows, %s/%s points produced, RSS %s", smp.windows, s.rep.expectedWindows,
+	s.prog.Update("%d/%d windows, %s/%s points produced, RSS %s", smp.windows, s.rep.expectedWindows,
 		siCount(smp.produced), siCount(s.o.totalPoints()), rssList(smp.rss))
 }
 

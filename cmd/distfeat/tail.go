@@ -9,14 +9,15 @@ import (
 	"io"
 	"strings"
 
+	"github.com/distfeat/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/schema"
 )
 
 func runTail(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("tail", "", "Records that are not feature records are reported on stderr and skipped; but a record\nwithout a spec-id header read before any feature record ends tail with an error (--topic\nis then not a feature topic). --max stops after N records, --idle-exit after a quiet spell\n(exit 0), --timeout after a fixed time (exit 1 if --max records have not arrived).", stderr)
-	brokers := fs.String("brokers", envOr("BROKERS", "127.0.0.1:9092"), "bootstrap brokers, comma-separated (DISTFEAT_BROKERS; `host:port,...`)")
-	topic := fs.String("topic", envOr("OUTPUT_TOPIC", "features"), "feature `topic` (DISTFEAT_OUTPUT_TOPIC)")
+	brokers := fs.String("brokers", cli.EnvOr("BROKERS", "127.0.0.1:9092"), "bootstrap brokers, comma-separated (DISTFEAT_BROKERS; `host:port,...`)")
+	topic := fs.String("topic", cli.EnvOr("OUTPUT_TOPIC", "features"), "feature `topic` (DISTFEAT_OUTPUT_TOPIC)")
 	fromBeginning := fs.Bool("from-beginning", false, "start at the oldest record instead of new ones")
 	max := fs.Int("max", 0, "stop after N records (0: run until interrupted)")
 	idle := fs.Duration("idle-exit", 0, "stop after this long without records (0: never)")
@@ -27,11 +28,11 @@ func runTail(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	switch {
 	case *max < 0:
-		return usageError(fmt.Sprintf("--max %d: want 0 (no limit) or more", *max))
+		return cli.UsageError(fmt.Sprintf("--max %d: want 0 (no limit) or more", *max))
 	case *idle < 0:
-		return usageError(fmt.Sprintf("--idle-exit %s: want 0 (never) or more", *idle))
+		return cli.UsageError(fmt.Sprintf("--idle-exit %s: want 0 (never) or more", *idle))
 	case *timeout < 0:
-		return usageError(fmt.Sprintf("--timeout %s: want 0 (no limit) or more", *timeout))
+		return cli.UsageError(fmt.Sprintf("--timeout %s: want 0 (no limit) or more", *timeout))
 	}
 	cc.Brokers = strings.Split(*brokers, ",")
 	out := bufio.NewWriter(stdout)

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -8,10 +8,10 @@ import (
 	"time"
 )
 
-// progress prints a single self-updating status line to a terminal and nothing when the
+// Progress prints a single self-updating status line to a terminal and nothing when the
 // output is a pipe or a file, so long commands are informative interactively and quiet in
 // scripts.
-type progress struct {
+type Progress struct {
 	w       io.Writer
 	enabled bool
 	label   string
@@ -21,9 +21,9 @@ type progress struct {
 	last time.Time
 }
 
-// newProgress returns a reporter for w; it is silent unless w is a character device.
-func newProgress(w io.Writer, label string) *progress {
-	return &progress{w: w, enabled: isTerminal(w), label: label, start: time.Now()}
+// NewProgress returns a reporter for w; it is silent unless w is a character device.
+func NewProgress(w io.Writer, label string) *Progress {
+	return &Progress{w: w, enabled: isTerminal(w), label: label, start: time.Now()}
 }
 
 func isTerminal(w io.Writer) bool {
@@ -35,8 +35,8 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// update redraws the line at most ten times a second.
-func (p *progress) update(format string, args ...any) {
+// Update redraws the line at most ten times a second.
+func (p *Progress) Update(format string, args ...any) {
 	if !p.enabled {
 		return
 	}
@@ -50,8 +50,8 @@ func (p *progress) update(format string, args ...any) {
 	fmt.Fprintf(p.w, "\r\033[K%s: %s (%.1fs)", p.label, fmt.Sprintf(format, args...), now.Sub(p.start).Seconds())
 }
 
-// done clears the line.
-func (p *progress) done() {
+// Done clears the line.
+func (p *Progress) Done() {
 	if !p.enabled {
 		return
 	}
