@@ -90,9 +90,9 @@ func runProduce(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		other.Report(stderr, "produce")
 	case o.out != "":
-		batches = syntheticBatches(o.seed, o.sets, o.points, o.dim, 0)
+		batches = synth.Batches(o.seed, o.sets, o.points, o.dim, 0)
 	default:
-		batches = syntheticBatches(o.seed, o.sets, o.points, o.dim, time.Now().UnixMilli())
+		batches = synth.Batches(o.seed, o.sets, o.points, o.dim, time.Now().UnixMilli())
 	}
 	if o.out != "" {
 		return writeSetsFile(out, batches, stdout, stderr)
@@ -132,16 +132,6 @@ func (o produceOptions) check() error {
 		}
 	}
 	return nil
-}
-
-// syntheticBatches draws sets from seeded random truncated Gaussian mixtures; each set is one
-// batch with End=true and event time t0 + its index.
-func syntheticBatches(seed uint64, sets, points, dim int, t0 int64) []schema.Batch {
-	out := make([]schema.Batch, 0, sets)
-	for i, s := range synth.Sets(seed, sets, points, dim) {
-		out = append(out, schema.Batch{Set: s.ID, Points: s.Points, N: len(s.Points) / dim, EventTime: t0 + int64(i), End: true})
-	}
-	return out
 }
 
 // publish writes every batch, split into records of at most o.chunk points

@@ -1,6 +1,6 @@
 //go:build dev
 
-package main
+package devcmd
 
 // Topic administration on the soak's embedded broker: end offsets, segment size, trimming.
 

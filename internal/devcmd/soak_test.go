@@ -1,13 +1,19 @@
 //go:build dev
 
-package main
+package devcmd
 
 import (
 	"bytes"
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/spec"
 )
 
 // TestSoakCommand runs `distfeat soak` small, through the same code path as the full-size
@@ -15,6 +21,7 @@ import (
 // replacement, per-second RSS/metrics sampling, and the check of the emitted windows.
 func TestSoakCommand(t *testing.T) {
 	specPath, emb := writeSpec(t)
+	binPath := buildDistfeat(t)
 	// No wall-clock budget for the work: a run gives up after a minute in which nothing moved
 	// (--stall), and --timeout is only a far ceiling, so a slow or loaded machine takes
 	// longer instead of failing.
@@ -88,4 +95,40 @@ func TestSoakCommand(t *testing.T) {
 		}
 		t.Logf("negative case took %s", time.Since(start).Round(time.Millisecond))
 	})
+}
+
+// testSpec is small so that many windows finalise quickly; it still has every family.
+const testSpec = `{"version":1,"seed":11,"dim":2,"bounds":{"lo":[0,0],"hi":[1,1]},
+ "families":[{"name":"mmd","kind":"mmd","features":128,"bandwidth":0.1},
+             {"name":"hdd_js","kind":"hdd","divergence":"js","features":128,"sigma":0.5,"grid":16,"basis":16,"lambdas":3},
+             {"name":"l2","kind":"l2","basis":16}]}`
+
+// writeSpec writes testSpec to a file and returns its path and embedder.
+func writeSpec(t *testing.T) (string, *embedding.Embedder) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "spec.json")
+	if err := os.WriteFile(path, []byte(testSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sp, err := spec.ParseSpec([]byte(testSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb, err := embedding.New(sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, emb
+}
+
+// buildDistfeat builds the production distfeat binary (no dev tag, as deploy/Dockerfile
+// builds it: the soak runs the worker as shipped) and returns its path.
+func buildDistfeat(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "distfeat")
+	build := exec.Command("go", "build", "-tags=", "-o", bin, "../../cmd/distfeat")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building distfeat: %v\n%s", err, out)
+	}
+	return bin
 }

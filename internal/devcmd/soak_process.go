@@ -1,6 +1,6 @@
 //go:build dev
 
-package main
+package devcmd
 
 // Process control of the soak's `distfeat worker` children: start, stop, readiness, logs.
 

@@ -1,6 +1,6 @@
 //go:build dev
 
-package main
+package devcmd
 
 // The soak's report: timeline, throughput, memory, failures.
 

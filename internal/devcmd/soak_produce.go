@@ -1,6 +1,6 @@
 //go:build dev
 
-package main
+package devcmd
 
 // Producing the soak's input.
 

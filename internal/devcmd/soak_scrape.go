@@ -1,6 +1,6 @@
 //go:build dev
 
-package main
+package devcmd
 
 // Prometheus scraping of the soak's workers.
 

@@ -1,6 +1,6 @@
 //go:build dev
 
-package main
+package devcmd
 
 // /proc sampling: resident memory of the workers and the machine's load (Linux).
 

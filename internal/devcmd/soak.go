@@ -1,6 +1,6 @@
 //go:build dev
 
-package main
+package devcmd
 
 // distfeat soak: the reproducible commands for issue #4, items 4 (many keys) and 5 (soak with a
 // mid-run rebalance). Both run `distfeat worker` child processes against the embedded broker,

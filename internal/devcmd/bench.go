@@ -1,6 +1,6 @@
 //go:build dev
 
-package main
+package devcmd
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/distfeat/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/internal/outfile"
+	"github.com/distfeat/distfeat/internal/synth"
 	"github.com/distfeat/distfeat/internal/testbroker"
 	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/schema"
@@ -163,9 +164,8 @@ func benchOnce(ctx context.Context, o benchOptions, prog *cli.Progress) (benchRe
 	brokers := b.Addrs()
 
 	prog.Update("producing %d sets × %d points", o.sets, o.points)
-	batches := syntheticBatches(7, o.sets, o.points, o.dim, time.Now().UnixMilli())
-	po := produceOptions{brokers: brokers, topic: testbroker.TopicPoints, format: o.format, dim: o.dim, chunk: o.chunk}
-	records, total, err := publish(ctx, po, batches, prog)
+	batches := synth.Batches(7, o.sets, o.points, o.dim, time.Now().UnixMilli())
+	records, total, err := publish(ctx, brokers, o.format, o.dim, o.chunk, batches, prog)
 	if err != nil {
 		return benchResult{}, err
 	}

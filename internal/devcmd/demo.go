@@ -1,6 +1,6 @@
 //go:build dev
 
-package main
+package devcmd
 
 import (
 	"context"
@@ -12,11 +12,10 @@ import (
 	"sync"
 	"time"
 
-	"gonum.org/v1/gonum/stat"
-
 	"github.com/distfeat/distfeat/config"
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/cli"
+	"github.com/distfeat/distfeat/internal/stats"
 	"github.com/distfeat/distfeat/internal/synth"
 	"github.com/distfeat/distfeat/internal/testbroker"
 	"github.com/distfeat/distfeat/kafkaio"
@@ -188,13 +187,10 @@ func startDemoWorkers(ctx context.Context, brokers []string, n int, log *slog.Lo
 // produceDemo publishes the first half of the sets as JSON records, the rest as Arrow.
 func produceDemo(ctx context.Context, brokers []string, dim int, batches []schema.Batch, prog *cli.Progress) error {
 	half := len(batches) / 2
-	po := produceOptions{brokers: brokers, topic: testbroker.TopicPoints, dim: dim, chunk: 500}
-	po.format = "json"
-	if _, _, err := publish(ctx, po, batches[:half], prog); err != nil {
+	if _, _, err := publish(ctx, brokers, kafkaio.FormatJSON, dim, 500, batches[:half], prog); err != nil {
 		return fmt.Errorf("produce (json): %w", err)
 	}
-	po.format = "arrow"
-	if _, _, err := publish(ctx, po, batches[half:], prog); err != nil {
+	if _, _, err := publish(ctx, brokers, kafkaio.FormatArrow, dim, 500, batches[half:], prog); err != nil {
 		return fmt.Errorf("produce (arrow): %w", err)
 	}
 	return nil
@@ -320,7 +316,7 @@ func checkMMD(rep *demoReport, dim int, fam spec.Family, sets []synth.Set, vec f
 	est, exact := pairwise(sets[:min(8, len(sets))], vec,
 		func(i, j int) float64 { return synth.ExactMMK(sets[i].Points, sets[j].Points, dim, fam.Bandwidth) })
 	rep.mmdPairs = len(est)
-	rep.mmdR2 = rSquared(est, exact)
+	rep.mmdR2 = stats.RSquared(est, exact)
 	for i := range est {
 		rep.mmdMaxErr = math.Max(rep.mmdMaxErr, math.Abs(est[i]-exact[i]))
 	}
@@ -343,7 +339,7 @@ func checkJS(rep *demoReport, fam spec.Family, sets []synth.Set, vec func(id str
 	est, exact := pairwise(sets[:k], vec,
 		func(i, j int) float64 { return math.Exp(-jsDivergence(dens[i], dens[j]) / (2 * fam.Sigma * fam.Sigma)) })
 	rep.jsPairs = len(est)
-	rep.jsR2 = rSquared(est, exact)
+	rep.jsR2 = stats.RSquared(est, exact)
 	var se float64
 	for i := range est {
 		se += (est[i] - exact[i]) * (est[i] - exact[i])
@@ -367,7 +363,7 @@ func pairwise(sets []synth.Set, vec func(id string) []float32, exactKernel func(
 			if a == nil || b == nil {
 				continue
 			}
-			est = append(est, dot32(a, b))
+			est = append(est, stats.Dot32(a, b))
 			exact = append(exact, exactKernel(i, j))
 		}
 	}
@@ -410,26 +406,4 @@ func jsDivergence(p, q []float64) float64 {
 		}
 	}
 	return s / float64(len(p))
-}
-
-func dot32(a, b []float32) float64 {
-	var s float64
-	for i := range a {
-		s += float64(a[i]) * float64(b[i])
-	}
-	return s
-}
-
-// rSquared is the squared Pearson correlation of x and y (0 when either is constant or there
-// are fewer than two pairs). With the exact kernel as one variable this is the R² of the
-// estimate's best linear fit, the quantity the papers report for their Gram experiments.
-func rSquared(x, y []float64) float64 {
-	if len(x) < 2 {
-		return 0
-	}
-	r := stat.Correlation(x, y, nil)
-	if math.IsNaN(r) {
-		return 0
-	}
-	return r * r
 }

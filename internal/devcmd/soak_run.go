@@ -1,6 +1,6 @@
 //go:build dev
 
-package main
+package devcmd
 
 // The soak run: broker, checker, workers, producer, sampling loop, final check.
 

@@ -1,6 +1,6 @@
 //go:build dev
 
-package main
+package devcmd
 
 // Checking the soak's output: every window received once, byte-identical duplicates.
 
