@@ -25,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
+	"github.com/distfeat/distfeat/config"
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/metrics"
 	"github.com/distfeat/distfeat/kafkaio"
@@ -102,25 +103,25 @@ type Config struct {
 
 func (c *Config) setDefaults() {
 	if c.InputTopic == "" {
-		c.InputTopic = "points"
+		c.InputTopic = config.DefaultInputTopic
 	}
 	if c.OutputTopic == "" {
-		c.OutputTopic = "features"
+		c.OutputTopic = config.DefaultOutputTopic
 	}
 	if c.DLQTopic == "" {
-		c.DLQTopic = "points.dlq"
+		c.DLQTopic = config.DefaultDLQTopic
 	}
 	if c.Group == "" {
-		c.Group = "distfeat"
+		c.Group = config.DefaultGroup
 	}
 	if c.MaxMessageBytes <= 0 {
-		c.MaxMessageBytes = 1 << 20
+		c.MaxMessageBytes = config.DefaultMaxMessageBytes
 	}
 	if c.MaxPointsPerRecord <= 0 {
 		c.MaxPointsPerRecord = 1 << 20
 	}
 	if c.CommitInterval <= 0 {
-		c.CommitInterval = time.Second
+		c.CommitInterval = config.DefaultCommitInterval
 	}
 	if c.FlushInterval <= 0 {
 		c.FlushInterval = 5 * time.Millisecond
@@ -129,7 +130,7 @@ func (c *Config) setDefaults() {
 		c.FlushMessages = 256
 	}
 	if c.OutputBatchBytes <= 0 {
-		c.OutputBatchBytes = 1_000_000
+		c.OutputBatchBytes = config.DefaultMaxOutputBytes
 	}
 	if c.MaxInFlight <= 0 {
 		c.MaxInFlight = 4
@@ -141,10 +142,10 @@ func (c *Config) setDefaults() {
 		c.PermanentRetry = permanentRetry
 	}
 	if c.ShutdownTimeout <= 0 {
-		c.ShutdownTimeout = 20 * time.Second
+		c.ShutdownTimeout = config.DefaultShutdownTimeout
 	}
 	if c.SessionTimeout <= 0 {
-		c.SessionTimeout = 10 * time.Second
+		c.SessionTimeout = config.DefaultSessionTimeout
 	}
 	if c.HeartbeatInterval <= 0 {
 		c.HeartbeatInterval = time.Second
