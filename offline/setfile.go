@@ -204,9 +204,10 @@ func (o *OtherFields) Report(w io.Writer, command string) {
 }
 
 // DecodeOptions are the decode options of a set file's lines: dimension dim, one set of
-// any size per line (bounded by the line limit), other fields counted in o (may be nil).
+// any size per line (bounded by the line limit), other fields skipped and counted in o
+// (nil: skipped uncounted).
 func DecodeOptions(dim int, o *OtherFields) schema.DecodeOptions {
-	opt := schema.DecodeOptions{Dim: dim, MaxPoints: MaxLineBytes}
+	opt := schema.DecodeOptions{Dim: dim, MaxPoints: MaxLineBytes, OtherField: func(string) {}}
 	if o != nil {
 		opt.OtherField = o.Add
 	}
@@ -288,7 +289,7 @@ type ReadOptions struct {
 	// DecodeSpaces decodes (and so refuses) a line of white space; only an empty line is
 	// skipped (produce's rule). Otherwise every blank line is skipped.
 	DecodeSpaces bool
-	// Other counts the fields the decoder skips; nil: not counted.
+	// Other counts the fields the decoder skips (labels, ids); nil: skipped uncounted.
 	Other *OtherFields
 }
 
@@ -394,4 +395,20 @@ func pointLabels(raw json.RawMessage, n int) ([]string, error) {
 		labels[i] = class
 	}
 	return labels, nil
+}
+
+// WriteSets writes one JSON line a batch (schema.EncodeJSON: set, points, t, end), the set
+// file `distfeat produce --out` writes, and returns the number of points written.
+func WriteSets(w io.Writer, batches []schema.Batch) (points int, err error) {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	for _, b := range batches {
+		line, err := schema.EncodeJSON(b)
+		if err != nil {
+			return points, fmt.Errorf("set %s: %w", b.Set, err)
+		}
+		bw.Write(line)
+		bw.WriteByte('\n')
+		points += b.N
+	}
+	return points, bw.Flush()
 }

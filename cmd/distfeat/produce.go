@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -168,18 +167,9 @@ func readInputLines(ctx context.Context, path string, dim int, other *offline.Ot
 // nil. The summary goes to stdout, or stderr when stdout holds the data.
 func writeSetsFile(out *outfile.File, batches []schema.Batch, stdout, stderr io.Writer) error {
 	var points int
-	write := func(w io.Writer) error {
-		bw := bufio.NewWriterSize(w, 1<<20)
-		for _, b := range batches {
-			line, err := schema.EncodeJSON(b)
-			if err != nil {
-				return fmt.Errorf("set %s: %w", b.Set, err)
-			}
-			bw.Write(line)
-			bw.WriteByte('\n')
-			points += b.N
-		}
-		return bw.Flush()
+	write := func(w io.Writer) (err error) {
+		points, err = offline.WriteSets(w, batches)
+		return err
 	}
 	if out == nil {
 		if err := write(stdout); err != nil {
