@@ -269,11 +269,11 @@ func checkDemo(rep *demoReport, emb *embedding.Embedder, sets []synth.Set, got m
 		}
 	}
 	checkIdentical(rep, emb, sets, got)
-	spec := emb.Spec()
-	if fam, ok := familyOf(spec, "mmd"); ok {
-		checkMMD(rep, spec.Dim, fam, sets, vec(fam.Name))
+	sp := emb.Spec()
+	if fam, ok := familyOf(sp, spec.KindMMD); ok {
+		checkMMD(rep, sp.Dim, fam, sets, vec(fam.Name))
 	}
-	if fam, ok := familyOf(spec, "hdd"); ok && fam.Divergence == "js" && spec.Dim == 2 {
+	if fam, ok := familyOf(sp, spec.KindHDD); ok && fam.Divergence == "js" && sp.Dim == 2 {
 		checkJS(rep, fam, sets, vec(fam.Name))
 	}
 }
