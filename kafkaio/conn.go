@@ -1,7 +1,7 @@
 package kafkaio
 
 // Connection failures named by layer: why a client cannot talk to the brokers (TCP, TLS,
-// SASL authentication, authorisation. kafka-go reports most of these as a bare
+// SASL authentication, authorisation). kafka-go reports most of these as a bare
 // "unexpected EOF" (a broker answers a rejected password, or a plain client on its TLS
 // port, by closing the connection), so Probe dials once more step by step — TCP connect,
 // TLS handshake, SASL exchange, one request — and returns an *Error naming the layer that
