@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/distfeat/distfeat/calibrate"
-	"github.com/distfeat/distfeat/internal/cli"
+	"github.com/distfeat/distfeat/cmd/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/internal/outfile"
 	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/offline"

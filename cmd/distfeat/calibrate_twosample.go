@@ -12,7 +12,7 @@ import (
 	"slices"
 
 	"github.com/distfeat/distfeat/calibrate"
-	"github.com/distfeat/distfeat/internal/cli"
+	"github.com/distfeat/distfeat/cmd/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/offline"
 	"github.com/distfeat/distfeat/spec"
 )

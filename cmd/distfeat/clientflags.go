@@ -3,8 +3,8 @@ package main
 import (
 	"flag"
 
+	"github.com/distfeat/distfeat/cmd/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/config"
-	"github.com/distfeat/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/kafkaio"
 )
 

@@ -2,7 +2,7 @@
 
 package main
 
-import "github.com/distfeat/distfeat/internal/devcmd"
+import "github.com/distfeat/distfeat/cmd/distfeat/internal/devcmd"
 
 // devCommands are the development commands (internal/devcmd), built only with -tags dev
 // (make build): they embed the kfake test broker, which the production image must not ship.

@@ -7,8 +7,8 @@ import (
 	"io"
 	"runtime"
 
+	"github.com/distfeat/distfeat/cmd/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/embedding"
-	"github.com/distfeat/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/internal/outfile"
 	"github.com/distfeat/distfeat/model"
 	"github.com/distfeat/distfeat/offline"

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/distfeat/distfeat/cmd/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/embedding"
-	"github.com/distfeat/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/model"
 	"github.com/distfeat/distfeat/offline"
 	"github.com/distfeat/distfeat/spec"

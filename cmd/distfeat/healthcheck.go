@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/distfeat/distfeat/internal/cli"
+	"github.com/distfeat/distfeat/cmd/distfeat/internal/cli"
 )
 
 // runHealthcheck probes a worker's /healthz (or /readyz with --ready) and exits 0 when it

@@ -27,8 +27,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/distfeat/distfeat/cmd/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/config"
-	"github.com/distfeat/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/internal/startheap"
 )
 

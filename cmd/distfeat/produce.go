@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/distfeat/distfeat/internal/cli"
+	"github.com/distfeat/distfeat/cmd/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/internal/outfile"
 	"github.com/distfeat/distfeat/internal/synth"
 	"github.com/distfeat/distfeat/kafkaio"

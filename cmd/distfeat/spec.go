@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/distfeat/distfeat/cmd/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/embedding"
-	"github.com/distfeat/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/spec"
 )

@@ -4,7 +4,7 @@ import (
 	"flag"
 	"io"
 
-	"github.com/distfeat/distfeat/internal/cli"
+	"github.com/distfeat/distfeat/cmd/distfeat/internal/cli"
 )
 
 // newFlagSet returns a command's flag set with distfeat's one usage format (cli.NewFlagSet)

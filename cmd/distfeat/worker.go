@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/distfeat/distfeat/cmd/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/config"
 	"github.com/distfeat/distfeat/internal/buildinfo"
-	"github.com/distfeat/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/service"
 )
 

@@ -12,9 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/distfeat/distfeat/cmd/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/config"
 	"github.com/distfeat/distfeat/embedding"
-	"github.com/distfeat/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/internal/stats"
 	"github.com/distfeat/distfeat/internal/synth"
 	"github.com/distfeat/distfeat/internal/testbroker"

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/distfeat/distfeat/internal/cli"
+	"github.com/distfeat/distfeat/cmd/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/internal/outfile"
 )
 

@@ -1,6 +1,6 @@
 // Package cli holds what every distfeat command line shares: the flag sets with one usage
 // format, the usage errors (exit code 2), the DISTFEAT_ defaults of flags, and the progress
-// line on a terminal. cmd/distfeat and the development commands (internal/devcmd) use it.
+// line on a terminal; cmd/distfeat and its development commands (internal/devcmd) use it.
 package cli
 
 import (

@@ -126,7 +126,7 @@ func writeSpec(t *testing.T) (string, *embedding.Embedder) {
 func buildDistfeat(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "distfeat")
-	build := exec.Command("go", "build", "-tags=", "-o", bin, "../../cmd/distfeat")
+	build := exec.Command("go", "build", "-tags=", "-o", bin, "../..")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building distfeat: %v\n%s", err, out)
 	}
