@@ -58,14 +58,15 @@ test-python: build
 	scripts/test-python.sh
 
 # The race detector where there is concurrency to guard: the worker (consumer, processor,
-# window, producer, the test broker, connection probing, output files), the parallel
+# window, kafkaio's writer, readers and connection probing, the test broker, output files,
+# the service's metrics server), the parallel
 # finalisation and shared adds of embedding, offline's parallel sketching (the Python
 # library), the parallel estimates of calibrate (its
 # determinism tests) and the worker run in-process by cmd/distfeat. The statistical suites
 # (calibrate's accuracy studies, the marginal-transfer example, internal/numeric, nufft,
 # twosample) start no goroutines of their own and run only in `test`: under -race they took
 # 18, 3.5 and ~1 minutes on a loaded 2-core machine and guarded nothing.
-RACE_PKGS := ./consumer/ ./processor/ ./window/ ./producer/ ./embedding/ ./internal/testbroker/ ./internal/kafkaconn/ ./internal/outfile/ ./offline/
+RACE_PKGS := ./consumer/ ./processor/ ./window/ ./kafkaio/ ./service/ ./embedding/ ./internal/testbroker/ ./internal/outfile/ ./offline/
 test-race:
 	$(GO) test -race -tags dev -timeout 20m $(RACE_PKGS)
 	$(GO) test -race -tags dev -timeout 10m -run '^(TestDeterministic|TestDeterministicLabelled|TestMarginalTransferChoice)$$' ./calibrate/
@@ -110,13 +111,13 @@ KAFKA_OR_SKIP = $(KAFKARUN) -fetch; rc=$$?; \
 test-kafka:
 	@$(KAFKA_OR_SKIP); \
 	$(KAFKARUN) -- sh -c '$(GO) test -count=1 -tags dev -timeout 15m -run "^TestRealKafkaFailover$$" ./cmd/distfeat/ & fo=$$!; \
-		$(GO) test -count=1 -p 1 -tags dev -timeout 15m ./producer/ ./consumer/ && \
+		$(GO) test -count=1 -p 1 -tags dev -timeout 15m ./kafkaio/ ./consumer/ && \
 		$(GO) test -count=1 -tags dev -timeout 15m -run $(KAFKA_CMD_TESTS) ./cmd/distfeat/; rc=$$?; \
 		wait $$fo && exit $$rc'
 
 test-kafka-full:
 	@$(KAFKA_OR_SKIP); \
-	$(KAFKARUN) -- $(GO) test -count=1 -p 1 -tags dev -timeout 30m ./producer/ ./consumer/ ./cmd/distfeat/ ./internal/testbroker/
+	$(KAFKARUN) -- $(GO) test -count=1 -p 1 -tags dev -timeout 30m ./kafkaio/ ./consumer/ ./cmd/distfeat/ ./internal/testbroker/
 
 # Micro-benchmarks per family (ns/point, ns/window).
 bench:

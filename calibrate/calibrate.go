@@ -275,14 +275,9 @@ func (c *calibration) family(i int) error {
 		ft  familyTruth
 		err error
 	)
-	switch f.Kind {
-	case "mmd":
-		fr, ft, err = c.mmd(i)
-	case "hdd":
-		fr, ft, err = c.hdd(i)
-	case "l2":
-		fr, ft, err = c.l2(i)
-	default:
+	if tune := kindTuners[f.Kind]; tune != nil {
+		fr, ft, err = tune(c, i)
+	} else {
 		err = fmt.Errorf("calibrate: families[%d]: unknown kind %q", i, f.Kind)
 	}
 	if err != nil {

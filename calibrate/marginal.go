@@ -324,7 +324,7 @@ func (o MarginalOptions) withDefaults(emb *embedding.Embedder) (MarginalOptions,
 	}
 	if o.SetFamily == "" {
 		for _, f := range emb.Spec().Families {
-			if f.Kind == "mmd" && f.RBFFeatures == 0 {
+			if f.Kind == spec.KindMMD && f.RBFFeatures == 0 {
 				o.SetFamily = f.Name
 				break
 			}

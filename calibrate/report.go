@@ -14,6 +14,8 @@ import (
 	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/distfeat/distfeat/spec"
 )
 
 // WriteReport writes one self-contained HTML page: the proposal with its rules, the
@@ -23,11 +25,11 @@ import (
 // marked, the mmd bandwidth criterion, and approximate vs exact kernel per family; with a
 // marginal-transfer search (r.Marginal), its decision, σ grid and D sweep as tables.
 func (r *Result) WriteReport(w io.Writer) error {
-	var spec bytes.Buffer
-	if err := json.Indent(&spec, r.Spec.CanonicalJSON(), "", "  "); err != nil {
+	var specJSON bytes.Buffer
+	if err := json.Indent(&specJSON, r.Spec.CanonicalJSON(), "", "  "); err != nil {
 		return err
 	}
-	data := reportData{Result: r, SpecJSON: spec.String(), SpecID: r.Spec.ID(), MT: newMTReport(r.Marginal)}
+	data := reportData{Result: r, SpecJSON: specJSON.String(), SpecID: r.Spec.ID(), MT: newMTReport(r.Marginal)}
 	add := func(title string, p *plot.Plot, err error) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", title, err)
@@ -41,7 +43,7 @@ func (r *Result) WriteReport(w io.Writer) error {
 	}
 	var mmdMarks []Mark
 	for _, f := range r.Families {
-		if f.Kind == "mmd" {
+		if f.Kind == spec.KindMMD {
 			mmdMarks = append(mmdMarks, f.Marks[:2]...)
 		}
 	}
@@ -180,7 +182,7 @@ func spreadPlot(f FamilyResult) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = f.Name + ": estimated sd of the true kernel over pairs of sets"
 	p.Y.Label.Text = "ratio"
-	if f.Kind == "hdd" {
+	if f.Kind == spec.KindHDD {
 		p.Title.Text = f.Name + ": estimated R² against the true kernel"
 		p.Y.Label.Text = "R² (coefficient kernel)"
 	}

@@ -20,7 +20,7 @@ func (c *calibration) selfCheck() error {
 	withCoef := *c.spec
 	withCoef.Families = slices.Clone(c.spec.Families)
 	for k := range withCoef.Families {
-		if withCoef.Families[k].Kind == "hdd" {
+		if withCoef.Families[k].Kind == spec.KindHDD {
 			withCoef.Families[k].Coefficients = true // adds a column, changes no draw
 		}
 	}

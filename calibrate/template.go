@@ -62,9 +62,9 @@ func specTemplate(base *spec.Spec, dim int, names []string) (*spec.Spec, error) 
 func familyByName(name string, dim int) (spec.Family, error) {
 	switch {
 	case name == "mmd":
-		return spec.Family{Name: name, Kind: "mmd", Features: 1024, Bandwidth: 0.1}, nil
+		return spec.Family{Name: name, Kind: spec.KindMMD, Features: 1024, Bandwidth: 0.1}, nil
 	case name == "l2":
-		return spec.Family{Name: name, Kind: "l2", Basis: 100}, nil
+		return spec.Family{Name: name, Kind: spec.KindL2, Basis: 100}, nil
 	case strings.HasPrefix(name, "hdd_"):
 		div := strings.TrimPrefix(name, "hdd_")
 		if div != "js" && div != "hellinger" && div != "tv" {
@@ -78,7 +78,7 @@ func familyByName(name string, dim int) (spec.Family, error) {
 		if div == "tv" {
 			sigma = 1
 		}
-		return spec.Family{Name: name, Kind: "hdd", Divergence: div, Features: 4096, Sigma: sigma,
+		return spec.Family{Name: name, Kind: spec.KindHDD, Divergence: div, Features: 4096, Sigma: sigma,
 			Lambdas: 5, LambdaSampling: "stratified", Basis: basis, Grid: 64, KDEBandwidth: 0.02,
 			Boundary: "reflect", DensityFloor: 1e-6, Mode: mode}, nil
 	}

@@ -26,7 +26,7 @@ func (c *Security) Validate() error {
 // ClientSecurity is what a Kafka client needs from the TLS/SASL settings: the TLS
 // configuration (nil when TLS is off) and the SASL mechanism ("" when SASL is off, else
 // "plain", "scram-sha-256" or "scram-sha-512"), user and password. The Kafka edge
-// (internal/kafkaconn.Clients) builds its dialer and transport from it.
+// (kafkaio.Clients) builds its dialer and transport from it.
 type ClientSecurity struct {
 	TLS           *tls.Config
 	SASLMechanism string

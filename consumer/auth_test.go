@@ -17,10 +17,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/distfeat/distfeat/internal/kafkaconn"
 	"github.com/distfeat/distfeat/internal/metrics"
 	"github.com/distfeat/distfeat/internal/realkafka"
 	"github.com/distfeat/distfeat/internal/testbroker"
+	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/window"
 )
@@ -338,8 +338,8 @@ func TestWorkerAuthFailureIsFatal(t *testing.T) {
 			if ctx.Err() != nil {
 				t.Fatalf("Run retried until the test's limit instead of failing: %v", err)
 			}
-			var ce *kafkaconn.Error
-			if !errors.As(err, &ce) || ce.Layer != kafkaconn.LayerSASL {
+			var ce *kafkaio.Error
+			if !errors.As(err, &ce) || ce.Layer != kafkaio.LayerSASL {
 				t.Fatalf("Run: %v, want a SASL authentication failure", err)
 			}
 			for _, want := range tc.says {

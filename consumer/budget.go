@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/distfeat/distfeat/config"
 )
 
 // Memory budget (DISTFEAT_MAX_BUFFER_BYTES). What a worker holds besides its windows' sketches
@@ -38,8 +40,9 @@ type budget struct {
 	requested int64 // the share the budget gives (may be below floor)
 }
 
-// DefaultMaxBufferBytes is the default memory budget for buffered records (128 MiB).
-const DefaultMaxBufferBytes = 128 << 20
+// DefaultMaxBufferBytes is the default memory budget for buffered records
+// (DISTFEAT_MAX_BUFFER_BYTES: config.DefaultMaxBufferBytes, 128 MiB).
+const DefaultMaxBufferBytes = config.DefaultMaxBufferBytes
 
 // newBudget divides total bytes over partitions for records of up to maxRecord bytes (the
 // input limit plus room for the broker's larger too_large records) and output records of up

@@ -19,7 +19,7 @@ import (
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/metrics"
 	"github.com/distfeat/distfeat/internal/testbroker"
-	"github.com/distfeat/distfeat/producer"
+	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/spec"
 	"github.com/distfeat/distfeat/window"
@@ -136,11 +136,11 @@ func testLogger(t *testing.T) *slog.Logger {
 // produce publishes batches in the given format, split into records of chunk points.
 func (h *harness) produce(format string, chunk int, batches ...schema.Batch) {
 	h.t.Helper()
-	pw := producer.NewPointWriter(producer.WriterConfig{Brokers: h.env.Brokers, Topic: h.env.Points, Format: format, Dim: h.emb.Dim()})
+	pw := kafkaio.NewPointWriter(kafkaio.WriterConfig{Brokers: h.env.Brokers, Topic: h.env.Points, Format: format, Dim: h.emb.Dim()})
 	defer pw.Close()
 	var parts []schema.Batch
 	for _, b := range batches {
-		parts = append(parts, producer.Split(b, chunk)...)
+		parts = append(parts, kafkaio.Split(b, chunk)...)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), testbroker.StallTimeout)
 	defer cancel()

@@ -12,8 +12,8 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"github.com/distfeat/distfeat/internal/kafkaconn"
 	"github.com/distfeat/distfeat/internal/metrics"
+	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/model"
 	"github.com/distfeat/distfeat/processor"
 	"github.com/distfeat/distfeat/schema"
@@ -119,7 +119,7 @@ func (w *Worker) followModels(ctx context.Context) error {
 		if ends, err = w.modelTopicEnds(ctx, topic); err == nil {
 			break
 		}
-		if err = w.classify(ctx, err, "describe", fmt.Sprintf("topic %q (DISTFEAT_MODELS_TOPIC)", topic)); kafkaconn.Fatal(err) {
+		if err = w.classify(ctx, err, "describe", fmt.Sprintf("topic %q (DISTFEAT_MODELS_TOPIC)", topic)); kafkaio.Fatal(err) {
 			return fmt.Errorf("consumer: %w", err)
 		}
 		d := bo.next()
@@ -199,7 +199,7 @@ func (w *Worker) followModelPartition(ctx context.Context, part int, end int64, 
 	}
 	r := kafka.NewReader(kafka.ReaderConfig{
 		Brokers: w.cfg.Brokers, Topic: w.cfg.ModelsTopic, Partition: part, Dialer: w.cfg.Dialer,
-		MinBytes: 1, MaxBytes: 16 << 20, MaxWait: kafkaconn.FetchMaxWait,
+		MinBytes: 1, MaxBytes: 16 << 20, MaxWait: kafkaio.FetchMaxWait,
 		ReadBackoffMin: 50 * time.Millisecond, ReadBackoffMax: time.Second,
 		ErrorLogger: kafka.LoggerFunc(func(msg string, args ...any) {
 			w.log.Debug("kafka-go models reader", "partition", part, "msg", fmt.Sprintf(msg, args...))

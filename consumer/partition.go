@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
-	"github.com/distfeat/distfeat/internal/kafkaconn"
+	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/processor"
 )
 
@@ -131,7 +131,7 @@ func (p *partition) startReader(ctx context.Context) (<-chan fetchedRecord, func
 		Dialer:         w.cfg.Dialer,
 		MinBytes:       1,
 		MaxBytes:       p.budget.fetchMax,
-		MaxWait:        kafkaconn.FetchMaxWait,
+		MaxWait:        kafkaio.FetchMaxWait,
 		QueueCapacity:  p.budget.fetchCap,
 		ReadBackoffMin: 50 * time.Millisecond,
 		ReadBackoffMax: time.Second,
@@ -162,7 +162,7 @@ func (p *partition) startReader(ctx context.Context) (<-chan fetchedRecord, func
 				if ctx.Err() != nil {
 					return
 				}
-				if aerr := kafkaconn.Authorization(err, w.cfg.User, "read", fmt.Sprintf("topic %q (DISTFEAT_INPUT_TOPIC)", w.cfg.InputTopic)); aerr != nil {
+				if aerr := kafkaio.Authorization(err, w.cfg.User, "read", fmt.Sprintf("topic %q (DISTFEAT_INPUT_TOPIC)", w.cfg.InputTopic)); aerr != nil {
 					w.fetchStalls.set(p.id, "not authorised")
 					denied, err = true, aerr
 				}

@@ -9,7 +9,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/distfeat/distfeat/embedding"
-	"github.com/distfeat/distfeat/internal/kafkaconn"
+	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/processor"
 	"github.com/distfeat/distfeat/schema"
 )
@@ -65,7 +65,7 @@ func (w *Worker) checkTopics(ctx context.Context) error {
 				}
 				if terr != nil && err == nil {
 					err = fmt.Errorf("topic %q: %w", v.topic, terr)
-					if aerr := kafkaconn.Authorization(terr, w.cfg.User, "describe", fmt.Sprintf("topic %q (%s)", v.topic, v.env)); aerr != nil {
+					if aerr := kafkaio.Authorization(terr, w.cfg.User, "describe", fmt.Sprintf("topic %q (%s)", v.topic, v.env)); aerr != nil {
 						err = aerr
 					}
 				}
@@ -73,7 +73,7 @@ func (w *Worker) checkTopics(ctx context.Context) error {
 			if err == nil {
 				return nil
 			}
-		} else if err = w.classify(ctx, err, "describe", "the topics"); kafkaconn.Fatal(err) {
+		} else if err = w.classify(ctx, err, "describe", "the topics"); kafkaio.Fatal(err) {
 			return fmt.Errorf("consumer: %w", err)
 		}
 		if ctx.Err() != nil {

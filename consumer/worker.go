@@ -25,9 +25,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
+	"github.com/distfeat/distfeat/config"
 	"github.com/distfeat/distfeat/embedding"
-	"github.com/distfeat/distfeat/internal/kafkaconn"
 	"github.com/distfeat/distfeat/internal/metrics"
+	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/model"
 	"github.com/distfeat/distfeat/processor"
 	"github.com/distfeat/distfeat/schema"
@@ -120,25 +121,25 @@ type Config struct {
 
 func (c *Config) setDefaults() {
 	if c.InputTopic == "" {
-		c.InputTopic = "points"
+		c.InputTopic = config.DefaultInputTopic
 	}
 	if c.OutputTopic == "" {
-		c.OutputTopic = "features"
+		c.OutputTopic = config.DefaultOutputTopic
 	}
 	if c.DLQTopic == "" {
-		c.DLQTopic = "points.dlq"
+		c.DLQTopic = config.DefaultDLQTopic
 	}
 	if c.Group == "" {
-		c.Group = "distfeat"
+		c.Group = config.DefaultGroup
 	}
 	if c.MaxMessageBytes <= 0 {
-		c.MaxMessageBytes = 1 << 20
+		c.MaxMessageBytes = config.DefaultMaxMessageBytes
 	}
 	if c.MaxPointsPerRecord <= 0 {
 		c.MaxPointsPerRecord = 1 << 20
 	}
 	if c.CommitInterval <= 0 {
-		c.CommitInterval = time.Second
+		c.CommitInterval = config.DefaultCommitInterval
 	}
 	if c.FlushInterval <= 0 {
 		c.FlushInterval = 5 * time.Millisecond
@@ -147,7 +148,7 @@ func (c *Config) setDefaults() {
 		c.FlushMessages = 256
 	}
 	if c.OutputBatchBytes <= 0 {
-		c.OutputBatchBytes = 1_000_000
+		c.OutputBatchBytes = config.DefaultMaxOutputBytes
 	}
 	if c.MaxInFlight <= 0 {
 		c.MaxInFlight = 4
@@ -159,10 +160,10 @@ func (c *Config) setDefaults() {
 		c.PermanentRetry = permanentRetry
 	}
 	if c.ShutdownTimeout <= 0 {
-		c.ShutdownTimeout = 20 * time.Second
+		c.ShutdownTimeout = config.DefaultShutdownTimeout
 	}
 	if c.SessionTimeout <= 0 {
-		c.SessionTimeout = 10 * time.Second
+		c.SessionTimeout = config.DefaultSessionTimeout
 	}
 	if c.HeartbeatInterval <= 0 {
 		c.HeartbeatInterval = time.Second
@@ -309,7 +310,7 @@ func (w *Worker) NotReadyReason() string {
 // Run consumes until ctx is cancelled, then stops fetching, flushes acknowledged output,
 // commits, leaves the group and returns nil. Broker outages and missing permissions are
 // retried with back-off (not ready meanwhile); a TLS or SASL authentication failure ends Run
-// with a *kafkaconn.Error naming the layer, since retrying cannot mend a configuration.
+// with a *kafkaio.Error naming the layer, since retrying cannot mend a configuration.
 // It returns an error wrapping ErrShutdownIncomplete when, on the stop, some partition's
 // output was not acknowledged or its position not committed within ShutdownTimeout (the
 // next owner replays from the last commit, so nothing is lost, but the stop was not clean).
@@ -378,7 +379,7 @@ func (w *Worker) Run(parent context.Context) (err error) {
 		}
 		if err != nil {
 			w.ready.Store(false)
-			if err = w.classify(ctx, err, "read (join)", fmt.Sprintf("group %q (DISTFEAT_GROUP)", w.cfg.Group)); kafkaconn.Fatal(err) {
+			if err = w.classify(ctx, err, "read (join)", fmt.Sprintf("group %q (DISTFEAT_GROUP)", w.cfg.Group)); kafkaio.Fatal(err) {
 				// Stop any partition still running, as for a fatal partition error.
 				fail(&fatalError{fmt.Errorf("consumer: group %q: %w", w.cfg.Group, err)})
 				return fatalCause(ctx)
@@ -533,14 +534,14 @@ func fatalCause(ctx context.Context) error {
 // TLS, SASL), which returns a fatal error for a TLS or authentication failure. Without a
 // finding it returns err.
 func (w *Worker) classify(ctx context.Context, err error, operation, resource string) error {
-	if aerr := kafkaconn.Authorization(err, w.cfg.User, operation, resource); aerr != nil {
+	if aerr := kafkaio.Authorization(err, w.cfg.User, operation, resource); aerr != nil {
 		return aerr
 	}
 	dialer := w.cfg.Dialer
 	if dialer == nil {
 		dialer = &kafka.Dialer{}
 	}
-	if perr := kafkaconn.Probe(ctx, kafkaconn.Target{Brokers: w.cfg.Brokers, Dialer: dialer, User: w.cfg.User}); perr != nil && ctx.Err() == nil {
+	if perr := kafkaio.Probe(ctx, kafkaio.Target{Brokers: w.cfg.Brokers, Dialer: dialer, User: w.cfg.User}); perr != nil && ctx.Err() == nil {
 		return fmt.Errorf("%w (the request failed with: %v)", perr, err)
 	}
 	return err

@@ -57,3 +57,24 @@ func Calibrate(ctx context.Context, sets Sets, labels []string, base *spec.Spec,
 	}
 	return out, nil
 }
+
+// CalibrationSets are set-file sets as calibrate takes them: ID, points and class.
+func CalibrationSets(sets []FileSet) []calibrate.Set {
+	out := make([]calibrate.Set, len(sets))
+	for i, s := range sets {
+		out[i] = calibrate.Set{ID: s.Set, Points: s.Points, Label: s.Label}
+	}
+	return out
+}
+
+// LabelledSets are the sets with per-point labels (ReadOptions.PointLabel) as calibrate's
+// marginal-transfer search takes them; sets without the field are left out.
+func LabelledSets(sets []FileSet) []calibrate.LabelledSet {
+	var out []calibrate.LabelledSet
+	for _, s := range sets {
+		if s.PointLabels != nil {
+			out = append(out, calibrate.LabelledSet{ID: s.Set, Points: s.Points, Labels: s.PointLabels})
+		}
+	}
+	return out
+}

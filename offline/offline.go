@@ -1,12 +1,14 @@
-// Package offline embeds whole sets held in memory — the library behind the Python package
-// (python/native) — with the worker's code path: each set's points are normalised
-// (embedding.Embedder.Normalize), added to one sketch as one closed window, and the sketches
-// are finalised together (processor.Finalize → embedding.FinalizeBatchParallel), so a set's
-// features are the bytes `distfeat embed` and a worker emit for the same spec and points.
+// Package offline is distfeat's offline engine: the features of whole sets with the
+// worker's code path, for `distfeat embed`, `fit` and `calibrate` and for the Python package
+// (python/native). Each set's points are normalised (embedding.Embedder.Normalize), added to
+// one sketch as one closed window, and the sketches are finalised together
+// (processor.Finalize → embedding.FinalizeBatchParallel), so a set's features are the bytes a
+// worker emits for the same spec and points.
 //
-// Sets arrive as one row-major buffer of raw points and the offsets of each set's first
-// point (offsets[i] … offsets[i+1]), so a caller passes a batch of ragged sets without a
-// copy per set.
+// Sets come either from memory — one row-major buffer of raw points and the offsets of each
+// set's first point (Sets: offsets[i] … offsets[i+1]), so a caller passes a batch of ragged
+// sets without a copy per set — or from a set file, JSON lines of one set each (ReadSets;
+// EmbedLines with its sinks: JSON lines, Arrow, per-point features, a model's predictions).
 package offline
 
 import (
@@ -24,8 +26,8 @@ import (
 // sketches held at once stay few.
 const finalizeBatch = 64
 
-// ErrNoPoints reports a set without points: the worker opens no window for it and embed
-// skips it, so there are no features to return.
+// ErrNoPoints reports a set without points: the worker opens no window for it (it counts
+// end_without_window) and embed skips it, so there are no features to return.
 var ErrNoPoints = errors.New("no points")
 
 // Sets is a batch of ragged sets: Points holds every set's raw points row-major (dim values
@@ -100,14 +102,7 @@ func Embed(emb *embedding.Embedder, sets Sets, out []float32, workers int) error
 				errs[k] = ErrNoPoints
 				return
 			}
-			u := make([]float64, len(x))
-			if _, err := emb.Normalize(u, x); err != nil {
-				errs[k] = err
-				return
-			}
-			sk := emb.NewSketch()
-			sk.Add(u)
-			closed[k] = window.Closed[*embedding.Sketch]{N: sk.Count(), Sketch: sk}
+			closed[k], errs[k] = sketchSet(emb, "", x)
 		})
 		for k, err := range errs {
 			if err != nil {

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/distfeat/distfeat/config"
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/parallel"
 	"github.com/distfeat/distfeat/model"
@@ -76,10 +77,10 @@ type Config struct {
 
 func (c *Config) setDefaults() {
 	if c.MaxOutputBytes == 0 {
-		c.MaxOutputBytes = 1_000_000
+		c.MaxOutputBytes = config.DefaultMaxOutputBytes
 	}
 	if c.MaxMessageBytes <= 0 {
-		c.MaxMessageBytes = 1 << 20
+		c.MaxMessageBytes = config.DefaultMaxMessageBytes
 	}
 	if c.MaxPointsPerRecord <= 0 {
 		c.MaxPointsPerRecord = 1 << 20

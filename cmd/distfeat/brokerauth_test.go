@@ -16,8 +16,8 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/distfeat/distfeat/config"
-	"github.com/distfeat/distfeat/internal/kafkaconn"
 	"github.com/distfeat/distfeat/internal/testbroker"
+	"github.com/distfeat/distfeat/kafkaio"
 )
 
 // TestBrokerCommandAuthentication: `distfeat broker --tls --user … --superuser …` serves TLS
@@ -46,13 +46,13 @@ func TestBrokerCommandAuthentication(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		dialer, _, err := kafkaconn.Clients(sec)
+		dialer, _, err := kafkaio.Clients(sec)
 		if err != nil {
 			return err
 		}
 		pctx, pcancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer pcancel()
-		return kafkaconn.Probe(pctx, kafkaconn.Target{Brokers: []string{"127.0.0.1:" + addr}, Dialer: dialer, User: user})
+		return kafkaio.Probe(pctx, kafkaio.Target{Brokers: []string{"127.0.0.1:" + addr}, Dialer: dialer, User: user})
 	}
 	// Wait for the listener (the CA file is written before it starts).
 	deadline := time.Now().Add(time.Minute)
@@ -67,8 +67,8 @@ func TestBrokerCommandAuthentication(t *testing.T) {
 			t.Errorf("%s %s: %v", u[0], u[1], err)
 		}
 	}
-	var ce *kafkaconn.Error
-	if err := probe("scram-sha-256", "bob", "wrong"); !errors.As(err, &ce) || ce.Layer != kafkaconn.LayerSASL {
+	var ce *kafkaio.Error
+	if err := probe("scram-sha-256", "bob", "wrong"); !errors.As(err, &ce) || ce.Layer != kafkaio.LayerSASL {
 		t.Errorf("wrong password: %v, want a SASL failure", err)
 	}
 	if s := text(&out); !strings.Contains(s, "TLS (generated certificate") || !strings.Contains(s, "SCRAM-SHA-256 bob") {
@@ -133,7 +133,7 @@ func TestBrokerCommandACLs(t *testing.T) {
 		t.Errorf("granted write: %v", err)
 	}
 	err := write("SCRAM-SHA-256", "w", "w-pw", "features")
-	if kafkaconn.Authorization(err, "w", "write", "topic features") == nil {
+	if kafkaio.Authorization(err, "w", "write", "topic features") == nil {
 		t.Errorf("write without a grant: %v, want an authorisation error", err)
 	}
 }

@@ -4,19 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/segmentio/kafka-go"
-
 	"github.com/distfeat/distfeat/calibrate"
-	"github.com/distfeat/distfeat/internal/kafkaconn"
+	"github.com/distfeat/distfeat/cmd/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/internal/outfile"
-	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/kafkaio"
+	"github.com/distfeat/distfeat/offline"
 	"github.com/distfeat/distfeat/spec"
 )
 
@@ -53,7 +50,7 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if f.dim == 0 {
 			f.dim = base.Dim
 		}
-		mf.kept = splitMarginalFamilies(base)
+		mf.kept = calibrate.SplitMarginalFamilies(base)
 	}
 	if f.families != "" {
 		f.opts.Families = strings.Split(f.families, ",")
@@ -64,33 +61,33 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			order = append(order, fam.Name)
 		}
 	}
-	prog := newProgress(stderr, "calibrate")
-	defer prog.done()
+	prog := cli.NewProgress(stderr, "calibrate")
+	defer prog.Done()
 	sets, labelled, err := readCalibrationInput(ctx, &f, mf, cc, stderr, prog)
 	if err != nil {
 		return err
 	}
-	if err := checkSample(sets, f.dim); err != nil {
+	if err := calibrate.CheckSample(sets, f.dim); err != nil {
 		return err
 	}
-	f.opts.Progress = func(stage string, done, total int) { prog.update("%s %d/%d", stage, done, total) }
+	f.opts.Progress = func(stage string, done, total int) { prog.Update("%s %d/%d", stage, done, total) }
 	res, err := calibrate.Calibrate(ctx, sets, f.dim, base, f.opts)
 	if err != nil {
 		return err
 	}
-	kept, err := keepUntouchedFamilies(res, base, order)
+	kept, err := calibrate.KeepUntouchedFamilies(res, base, order)
 	if err != nil {
 		return err
 	}
 	var grid string
 	if mf.label != "" {
-		if grid, err = addMarginalFamily(ctx, res, labelled, mf); err != nil {
+		if grid, err = calibrate.AddMarginalFamily(ctx, res, labelled, mf.name); err != nil {
 			return err
 		}
-	} else if grid, err = keepMarginalFamilies(res, mf.kept); err != nil {
+	} else if grid, err = calibrate.KeepMarginalFamilies(res, mf.kept); err != nil {
 		return err
 	}
-	prog.done()
+	prog.Done()
 	if err := writeCalibration(res, f, specOut, reportOut, stdout); err != nil || kept+grid == "" || f.out == "-" {
 		return err // with --out -, stdout stays a valid spec
 	}
@@ -98,46 +95,13 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	return err
 }
 
-// keepUntouchedFamilies puts the base spec's families that --families did not name back
-// into the proposed spec, unchanged and in the base spec's order (order: its family names;
-// nil when every family was tuned), and returns a note naming them.
-func keepUntouchedFamilies(res *calibrate.Result, base *spec.Spec, order []string) (string, error) {
-	if len(order) == 0 {
-		return "", nil
-	}
-	byName := map[string]spec.Family{}
-	for _, fam := range res.Spec.Families {
-		byName[fam.Name] = fam
-	}
-	var untouched []string
-	for _, fam := range base.Families {
-		if _, tuned := byName[fam.Name]; !tuned && slices.Contains(order, fam.Name) {
-			byName[fam.Name] = fam
-			untouched = append(untouched, fam.Name)
-		}
-	}
-	if len(untouched) == 0 {
-		return "", nil
-	}
-	fams := make([]spec.Family, 0, len(order))
-	for _, name := range order {
-		fams = append(fams, byName[name])
-	}
-	res.Spec.Families = fams
-	if err := res.Spec.Validate(); err != nil {
-		return "", fmt.Errorf("calibrate: the base spec's families not in --families do not fit the proposed spec (calibrate them too): %w", err)
-	}
-	return fmt.Sprintf("\nfamilies kept from the base spec unchanged (not in --families): %s; their bandwidths are in units of the bounds, which the proposal sets anew: calibrate them too unless the bounds did not move\n",
-		strings.Join(untouched, ", ")), nil
-}
-
 // parseCalibrateFlags defines and parses calibrate's flags and checks their combinations.
-func parseCalibrateFlags(args []string, stderr io.Writer) (calibrateFlags, marginalFlags, clusterConn, error) {
+func parseCalibrateFlags(args []string, stderr io.Writer) (calibrateFlags, marginalFlags, kafkaio.Cluster, error) {
 	fs := newFlagSet("calibrate", "", "Reads a sample of sets (JSON lines as embed takes them, or the first sets of a points topic),\nproposes dim, bounds, bandwidths, hdd grid/basis/lambdas, the l2 basis, sigmas and feature\ncounts with the rule for each (by cross-validated accuracy when the sets carry --label),\nchecks the proposal against the kernel between the true distributions as estimated from the\nsample (R² per family), and writes the spec (and optionally an HTML report). Same input and\nflags, same spec bytes.", stderr)
 	var f calibrateFlags
 	fs.StringVar(&f.in, "in", "", "input JSON lines, one set per line as embed takes them (`file`, - for stdin)")
 	fs.StringVar(&f.topic, "from-topic", "", "read the first --max-sets sets of this points `topic` instead of --in")
-	fs.StringVar(&f.brokers, "brokers", envOr("BROKERS", "127.0.0.1:9092"), "bootstrap brokers for --from-topic (DISTFEAT_BROKERS; `host:port,...`)")
+	fs.StringVar(&f.brokers, "brokers", cli.EnvOr("BROKERS", "127.0.0.1:9092"), "bootstrap brokers for --from-topic (DISTFEAT_BROKERS; `host:port,...`)")
 	fs.DurationVar(&f.topicTimeout, "topic-timeout", time.Minute, "--from-topic: give up reading after this `duration`")
 	fs.IntVar(&f.maxSets, "max-sets", 1000, "read at most this many `sets`")
 	fs.IntVar(&f.dim, "dim", 0, "point `dimension` (0: from --spec, else from the first JSON record)")
@@ -163,15 +127,15 @@ func parseCalibrateFlags(args []string, stderr io.Writer) (calibrateFlags, margi
 	}
 	switch {
 	case f.out == "":
-		err = usageError("--out is required")
+		err = cli.UsageError("--out is required")
 	case (f.in == "") == (f.topic == ""):
-		err = usageError("give exactly one of --in FILE or --from-topic TOPIC")
+		err = cli.UsageError("give exactly one of --in FILE or --from-topic TOPIC")
 	case mf.label != "" && f.in == "":
-		err = usageError("--point-label FIELD needs --in FILE (labelled JSON lines)")
+		err = cli.UsageError("--point-label FIELD needs --in FILE (labelled JSON lines)")
 	case f.label != "" && f.in == "":
-		err = usageError("--label FIELD needs --in FILE (labelled JSON lines; a points topic's records carry no labels)")
+		err = cli.UsageError("--label FIELD needs --in FILE (labelled JSON lines; a points topic's records carry no labels)")
 	case f.report != "" && f.report == f.out:
-		err = usageError("--report and --out name the same file")
+		err = cli.UsageError("--report and --out name the same file")
 	}
 	return f, mf, cc, err
 }
@@ -180,7 +144,7 @@ func parseCalibrateFlags(args []string, stderr io.Writer) (calibrateFlags, margi
 // (the calibrate package would take a zero or negative value for its default).
 func (f calibrateFlags) check() error {
 	bad := func(flag string, v any, want string) error {
-		return usageError(fmt.Sprintf("%s %v: want %s", flag, v, want))
+		return cli.UsageError(fmt.Sprintf("%s %v: want %s", flag, v, want))
 	}
 	switch o := f.opts; {
 	case !(o.TargetR2 > 0 && o.TargetR2 < 1):
@@ -207,9 +171,9 @@ func (f calibrateFlags) check() error {
 
 // readCalibrationInput reads the sample from --in (with per-point labels for
 // --point-label) or from --from-topic, and sets f.dim when it was 0.
-func readCalibrationInput(ctx context.Context, f *calibrateFlags, mf marginalFlags, cc clusterConn, stderr io.Writer, prog *progress) (sets []calibrate.Set, labelled []calibrate.LabelledSet, err error) {
-	other := otherFields{read: []string{f.label, mf.label}}
-	defer other.report(stderr, "calibrate")
+func readCalibrationInput(ctx context.Context, f *calibrateFlags, mf marginalFlags, cc kafkaio.Cluster, stderr io.Writer, prog *cli.Progress) (sets []calibrate.Set, labelled []calibrate.LabelledSet, err error) {
+	other := offline.OtherFields{Read: []string{f.label, mf.label}}
+	defer other.Report(stderr, "calibrate")
 	switch {
 	case mf.label != "":
 		sets, labelled, f.dim, err = readLabelledLines(ctx, f.in, f.dim, f.maxSets, mf.label, &other)
@@ -219,7 +183,7 @@ func readCalibrationInput(ctx context.Context, f *calibrateFlags, mf marginalFla
 			err = lc.check(len(sets), stderr)
 		}
 	default:
-		cc.brokers = strings.Split(f.brokers, ",")
+		cc.Brokers = strings.Split(f.brokers, ",")
 		tctx, cancel := context.WithTimeout(ctx, f.topicTimeout)
 		sets, f.dim, err = readCalibrationTopic(tctx, cc, f.topic, f.dim, f.maxSets, stderr, prog)
 		cancel()
@@ -285,33 +249,6 @@ func writeCalibration(res *calibrate.Result, f calibrateFlags, specOut, reportOu
 	return res.WriteSummary(w)
 }
 
-// checkSample refuses a sample calibrate cannot calibrate on: fewer than two sets with
-// points (the kernels are between sets), or sets that are each one point repeated (no
-// within-set spread: every bandwidth rule would divide by zero).
-func checkSample(sets []calibrate.Set, dim int) error {
-	withPoints, spread := 0, 0
-	for _, s := range sets {
-		if len(s.Points) < dim {
-			continue
-		}
-		withPoints++
-		first := s.Points[:dim]
-		for i := dim; i+dim <= len(s.Points); i += dim {
-			if !slices.Equal(s.Points[i:i+dim], first) {
-				spread++
-				break
-			}
-		}
-	}
-	switch {
-	case withPoints < 2:
-		return fmt.Errorf("%d set(s) with points: calibrate needs two or more (its kernels and bandwidths are between sets)", withPoints)
-	case spread == 0:
-		return fmt.Errorf("each of the %d sets is one point repeated: no set has two distinct points, so there is no spread to calibrate bandwidths on", withPoints)
-	}
-	return nil
-}
-
 // labelCounts describes the --label field over the input lines read.
 type labelCounts struct {
 	field    string
@@ -339,169 +276,47 @@ func (c labelCounts) check(sets int, w io.Writer) error {
 	return nil
 }
 
-// readCalibrationLines reads up to maxSets JSON lines (one set per line, embed's format;
-// fields other than the record's are skipped). dim 0 takes the dimension of the first
-// point. With label, each set's class is that field's value (labelValue).
-func readCalibrationLines(ctx context.Context, path string, dim, maxSets int, label string, other *otherFields) ([]calibrate.Set, int, labelCounts, error) {
+// readCalibrationLines reads up to maxSets sets of a set file (offline.ReadSets). dim 0
+// takes the dimension of the first point. With label, each set's class is that field's
+// value (offline.LabelValue), counted in the labelCounts.
+func readCalibrationLines(ctx context.Context, path string, dim, maxSets int, label string, other *offline.OtherFields) ([]calibrate.Set, int, labelCounts, error) {
 	lc := labelCounts{field: label, classes: map[string]int{}}
-	r, closeIn, err := openInput(ctx, path)
+	sets, dim, err := offline.ReadSets(ctx, path, offline.ReadOptions{Dim: dim, MaxSets: maxSets, Label: label, Other: other})
+	if err == nil && len(sets) == 0 {
+		err = offline.ErrNoSets
+	}
 	if err != nil {
 		return nil, 0, lc, err
 	}
-	defer closeIn()
-	lr := newLineReader(r, maxLineBytes)
-	var sets []calibrate.Set
-	for len(sets) < maxSets {
-		value, line, err := lr.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, 0, lc, fmt.Errorf("line %d: %w", line, err)
-		}
-		if len(bytes.TrimSpace(value)) == 0 {
-			continue
-		}
-		class := ""
-		if label != "" {
-			var ok bool
-			if class, ok, err = labelOf(value, label); err != nil {
-				return nil, 0, lc, fmt.Errorf("line %d: --label %q: %w", line, label, err)
-			}
-			if ok {
-				lc.labelled++
-				lc.classes[class]++
-			} else {
-				lc.missing++
-			}
-		}
-		if dim == 0 {
-			if dim, err = firstPointDim(value); err != nil {
-				return nil, 0, lc, fmt.Errorf("line %d: %w", line, err)
-			}
-		}
-		bs, err := schema.DecodeRecord(nil, value, schema.ContentTypeJSON, 0, setFileOptions(dim, other))
-		if err != nil {
-			return nil, 0, lc, fmt.Errorf("line %d: %w", line, err)
-		}
-		sets = append(sets, calibrate.Set{ID: bs[0].Set, Points: bs[0].Points, Label: class})
-	}
-	if len(sets) == 0 {
-		return nil, 0, lc, errors.New("no sets in the input")
-	}
-	return sets, dim, lc, nil
-}
-
-// labelOf is the class in the field label of a JSON record (labelValue); ok is false when
-// the field is absent or null.
-func labelOf(value []byte, label string) (class string, ok bool, err error) {
-	var rec map[string]json.RawMessage
-	if err := json.Unmarshal(value, &rec); err != nil {
-		return "", false, err
-	}
-	raw, ok := rec[label]
-	if !ok {
-		return "", false, nil
-	}
-	return labelValue(raw)
-}
-
-// firstPointDim is the length of the first point of a JSON input record.
-func firstPointDim(value []byte) (int, error) {
-	var rec struct {
-		Points [][]json.RawMessage `json:"points"`
-	}
-	if err := json.Unmarshal(value, &rec); err != nil {
-		return 0, fmt.Errorf("cannot infer the dimension (give --dim or --spec): %w", err)
-	}
-	if len(rec.Points) == 0 || len(rec.Points[0]) == 0 {
-		return 0, errors.New("cannot infer the dimension from a record without points (give --dim or --spec)")
-	}
-	return len(rec.Points[0]), nil
-}
-
-// topicSets accumulates the sets of a points topic in order of first appearance.
-type topicSets struct {
-	order []string
-	sets  map[string]*calibrate.Set
-	ended map[string]bool
-	nEnd  int
-}
-
-func (t *topicSets) add(b schema.Batch) {
-	s, ok := t.sets[b.Set]
-	if !ok {
-		s = &calibrate.Set{ID: b.Set}
-		t.sets[b.Set] = s
-		t.order = append(t.order, b.Set)
-	}
-	s.Points = append(s.Points, b.Points...)
-	if b.End && !t.ended[b.Set] {
-		t.ended[b.Set] = true
-		t.nEnd++
-	}
-}
-
-// result lists the ended sets first, then (if fewer than maxSets) the still open ones.
-func (t *topicSets) result(maxSets int) (out []calibrate.Set, open int) {
-	for _, pass := range []bool{true, false} {
-		for _, id := range t.order {
-			if t.ended[id] == pass && len(out) < maxSets && len(t.sets[id].Points) > 0 {
-				out = append(out, *t.sets[id])
-				if !pass {
-					open++
-				}
-			}
+	for _, s := range sets {
+		switch {
+		case label == "":
+		case s.Labelled:
+			lc.labelled++
+			lc.classes[s.Label]++
+		default:
+			lc.missing++
 		}
 	}
-	return out, open
+	return offline.CalibrationSets(sets), dim, lc, nil
 }
 
 // readCalibrationTopic reads the points topic partition by partition, from the oldest
-// record to the end offset at the start, until maxSets sets have ended. Invalid records are
-// counted and skipped (the worker would dead-letter them).
-func readCalibrationTopic(ctx context.Context, cc clusterConn, topic string, dim, maxSets int, stderr io.Writer, prog *progress) ([]calibrate.Set, int, error) {
-	parts, err := partitionsOf(ctx, cc, topic)
+// record to the end offset at the start, until maxSets sets have ended (offline.TopicSample).
+func readCalibrationTopic(ctx context.Context, cc kafkaio.Cluster, topic string, dim, maxSets int, stderr io.Writer, prog *cli.Progress) ([]calibrate.Set, int, error) {
+	ts := offline.NewTopicSample(topic, dim, maxSets)
+	if err := kafkaio.ReadFromStart(ctx, cc, topic, func(r kafkaio.Record) bool {
+		more := ts.Add(r.Key, r.Value, r.ContentType(), r.Time.UnixMilli())
+		sets, ended := ts.Count()
+		prog.Update("read %d sets (%d ended) from %s", sets, ended, topic)
+		return more
+	}); err != nil {
+		return nil, 0, err
+	}
+	sets, dim, bad, open, err := ts.Result()
 	if err != nil {
 		return nil, 0, err
 	}
-	ends, err := partitionEnds(ctx, cc, topic, parts)
-	if err != nil {
-		return nil, 0, err
-	}
-	ts := &topicSets{sets: map[string]*calibrate.Set{}, ended: map[string]bool{}}
-	bad := 0
-	for _, p := range parts {
-		if ts.nEnd >= maxSets {
-			break
-		}
-		if err := readPartition(ctx, cc, topic, p, ends[p], func(m kafka.Message) bool {
-			ct := contentTypeOf(m)
-			if dim == 0 && ct != schema.ContentTypeArrow {
-				dim, _ = firstPointDim(m.Value)
-			}
-			if dim == 0 {
-				bad++
-				return true
-			}
-			bs, err := schema.DecodeRecord(m.Key, m.Value, ct, m.Time.UnixMilli(), schema.DecodeOptions{Dim: dim})
-			if err != nil {
-				bad++
-				return true
-			}
-			for _, b := range bs {
-				ts.add(b)
-			}
-			prog.update("read %d sets (%d ended) from %s", len(ts.order), ts.nEnd, topic)
-			return ts.nEnd < maxSets
-		}); err != nil {
-			return nil, 0, cc.explain(ctx, err, "read", fmt.Sprintf("topic %q", topic))
-		}
-	}
-	if dim == 0 {
-		return nil, 0, fmt.Errorf("topic %q: cannot infer the dimension from its records (Arrow, or none with points): give --dim or --spec", topic)
-	}
-	sets, open := ts.result(maxSets)
 	if bad > 0 || open > 0 {
 		fmt.Fprintf(stderr, "calibrate: %s: %d invalid records skipped; %d sets without end: true used as they are\n", topic, bad, open)
 	}
@@ -509,64 +324,4 @@ func readCalibrationTopic(ctx context.Context, cc clusterConn, topic string, dim
 		return nil, 0, fmt.Errorf("no sets read from topic %q", topic)
 	}
 	return sets, dim, nil
-}
-
-// offsetRange is a partition's first offset and end offset (the next one to be written).
-type offsetRange struct{ first, end int64 }
-
-// partitionEnds returns each partition's offset range.
-func partitionEnds(ctx context.Context, cc clusterConn, topic string, parts []int) (map[int]offsetRange, error) {
-	client := &kafka.Client{Addr: kafka.TCP(cc.brokers...), Timeout: 10 * time.Second}
-	if cc.transport != nil {
-		client.Transport = cc.transport
-	}
-	req := &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{}}
-	for _, p := range parts {
-		req.Topics[topic] = append(req.Topics[topic], kafka.FirstOffsetOf(p), kafka.LastOffsetOf(p))
-	}
-	res, err := client.ListOffsets(ctx, req)
-	if err != nil {
-		return nil, fmt.Errorf("offsets of %q: %w", topic, err)
-	}
-	ranges := map[int]offsetRange{}
-	for _, po := range res.Topics[topic] {
-		if po.Error != nil {
-			return nil, fmt.Errorf("offsets of %s/%d: %w", topic, po.Partition, po.Error)
-		}
-		ranges[po.Partition] = offsetRange{first: po.FirstOffset, end: po.LastOffset}
-	}
-	return ranges, nil
-}
-
-// readPartition calls fn for each record of one partition below end, until fn returns false.
-func readPartition(ctx context.Context, cc clusterConn, topic string, p int, r offsetRange, fn func(kafka.Message) bool) error {
-	if r.first >= r.end {
-		return nil // empty (or everything deleted by retention)
-	}
-	end := r.end
-	rd := kafka.NewReader(kafka.ReaderConfig{Brokers: cc.brokers, Topic: topic, Partition: p, Dialer: cc.dialer,
-		MinBytes: 1, MaxBytes: featureFetchBytes, MaxWait: kafkaconn.FetchMaxWait})
-	defer rd.Close()
-	if err := rd.SetOffset(kafka.FirstOffset); err != nil {
-		return err
-	}
-	for {
-		m, err := rd.ReadMessage(ctx)
-		if err != nil {
-			return fmt.Errorf("reading %s/%d: %w", topic, p, err)
-		}
-		if !fn(m) || m.Offset+1 >= end {
-			return nil
-		}
-	}
-}
-
-// contentTypeOf is a record's content-type header ("" when absent: JSON).
-func contentTypeOf(m kafka.Message) string {
-	for _, h := range m.Headers {
-		if h.Key == "content-type" {
-			return string(h.Value)
-		}
-	}
-	return ""
 }

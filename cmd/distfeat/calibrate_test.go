@@ -19,6 +19,7 @@ import (
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/examples/exampledata"
 	"github.com/distfeat/distfeat/internal/testbroker"
+	"github.com/distfeat/distfeat/offline"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/spec"
 )
@@ -200,7 +201,7 @@ func TestDownstreamJSExample(t *testing.T) {
 
 func readExampleSets(t *testing.T) []schema.Batch {
 	t.Helper()
-	b, err := readInputLines(context.Background(), exampleSets, 2, &otherFields{})
+	b, err := readInputLines(context.Background(), exampleSets, 2, &offline.OtherFields{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,32 +419,5 @@ func TestCalibrateKeepsFamilies(t *testing.T) {
 	}
 	if want := "families kept from the base spec unchanged (not in --families): " + strings.Join(kept, ", "); !strings.Contains(stdout, want) {
 		t.Errorf("summary lacks %q:\n%s", want, stdout)
-	}
-}
-
-// TestLabelOf: a label is compared as a value: strings as they are, numbers in their
-// shortest form (1, 1.0 and 1e0 are one class), booleans; null or absent is no label;
-// objects and arrays are refused.
-func TestLabelOf(t *testing.T) {
-	for _, tc := range []struct {
-		in, class string
-		ok, err   bool
-	}{
-		{`{"set":"a","points":[[1]],"y":"cat"}`, "cat", true, false},
-		{`{"set":"a","points":[[1]],"y":3}`, "3", true, false},
-		{`{"y":1.0}`, "1", true, false},
-		{`{"y":1e0}`, "1", true, false},
-		{`{"y":-0.50}`, "-0.5", true, false},
-		{`{"y":true}`, "true", true, false},
-		{`{"y":null}`, "", false, false},
-		{`{"set":"a","points":[[1]]}`, "", false, false},
-		{`{"y":[1]}`, "", false, true},
-		{`{"y":{"a":1}}`, "", false, true},
-		{`{"set":`, "", false, true},
-	} {
-		class, ok, err := labelOf([]byte(tc.in), "y")
-		if (err != nil) != tc.err || ok != tc.ok || class != tc.class {
-			t.Errorf("%s: %q %v %v; want %q %v error %v", tc.in, class, ok, err, tc.class, tc.ok, tc.err)
-		}
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,6 +12,8 @@ import (
 	"slices"
 
 	"github.com/distfeat/distfeat/calibrate"
+	"github.com/distfeat/distfeat/cmd/distfeat/internal/cli"
+	"github.com/distfeat/distfeat/offline"
 	"github.com/distfeat/distfeat/spec"
 )
 
@@ -36,10 +37,10 @@ func (t *twoSampleFlags) register(fs *flag.FlagSet) {
 // --report.
 func runCalibrateTwoSample(ctx context.Context, f calibrateFlags, stdout, stderr io.Writer) error {
 	if f.out == "" {
-		return usageError("--out is required")
+		return cli.UsageError("--out is required")
 	}
 	if f.in == "" || f.in == "-" {
-		return usageError("--two-sample takes the reference as --in FILE")
+		return cli.UsageError("--two-sample takes the reference as --in FILE")
 	}
 	specOut, reportOut, err := openCalibrationOutputs(ctx, f)
 	if err != nil {
@@ -47,18 +48,18 @@ func runCalibrateTwoSample(ctx context.Context, f calibrateFlags, stdout, stderr
 	}
 	defer specOut.Abort()
 	defer reportOut.Abort()
-	var other otherFields
-	defer other.report(stderr, "calibrate")
+	var other offline.OtherFields
+	defer other.Report(stderr, "calibrate")
 	in, err := readTwoSampleInputs(ctx, f, &other)
 	if err != nil {
 		return err
 	}
-	res, err := calibrate.TwoSample(in.normalise(in.ref), in.normalise(in.alt), in.dim,
+	res, err := calibrate.TwoSample(calibrate.Normalise(in.ref, in.lo, in.hi), calibrate.Normalise(in.alt, in.lo, in.hi), in.dim,
 		calibrate.TwoSampleOptions{Window: f.twoSample.window, Alpha: f.twoSample.alpha})
 	if err != nil {
 		return err
 	}
-	b, err := twoSampleSpec(in, res, f.twoSample.alpha)
+	b, err := calibrate.TwoSampleSpec(res, in.dim, in.lo, in.hi, in.refPath, f.twoSample.alpha)
 	if err != nil {
 		return err
 	}
@@ -104,7 +105,7 @@ type twoSampleInputs struct {
 
 // readTwoSampleInputs reads the reference (--in), the alternative (--alternative, optional)
 // and the bounds: the base spec's (--spec), or the points' own range.
-func readTwoSampleInputs(ctx context.Context, f calibrateFlags, other *otherFields) (twoSampleInputs, error) {
+func readTwoSampleInputs(ctx context.Context, f calibrateFlags, other *offline.OtherFields) (twoSampleInputs, error) {
 	var in twoSampleInputs
 	var base *spec.Spec
 	if f.specPath != "" {
@@ -126,7 +127,7 @@ func readTwoSampleInputs(ctx context.Context, f calibrateFlags, other *otherFiel
 	if base != nil {
 		in.lo, in.hi = slices.Clone(base.Bounds.Lo), slices.Clone(base.Bounds.Hi)
 	} else {
-		in.lo, in.hi = pointBounds(append(slices.Clone(in.ref), in.alt...), in.dim)
+		in.lo, in.hi = calibrate.PointBounds(append(slices.Clone(in.ref), in.alt...), in.dim)
 	}
 	if in.refPath, err = filepath.Abs(f.in); err != nil {
 		return in, err
@@ -134,39 +135,8 @@ func readTwoSampleInputs(ctx context.Context, f calibrateFlags, other *otherFiel
 	return in, nil
 }
 
-// normalise maps points into the unit cube of the inputs' bounds (clipped), as the worker
-// does with out_of_bounds: clip.
-func (in twoSampleInputs) normalise(x []float64) []float64 {
-	u := make([]float64, len(x))
-	for i, v := range x {
-		j := i % in.dim
-		u[i] = min(max((v-in.lo[j])/(in.hi[j]-in.lo[j]), 0), 1)
-	}
-	return u
-}
-
-// twoSampleSpec is the proposed spec: one two_sample family named drift with the chosen
-// bandwidth, bands and frequencies, its reference the --in file; it must load.
-func twoSampleSpec(in twoSampleInputs, res *calibrate.TwoSampleResult, alpha float64) ([]byte, error) {
-	doc := map[string]any{
-		"version": calibrate.NewestVersion, "dim": in.dim, "bounds": map[string]any{"lo": in.lo, "hi": in.hi},
-		"families": []any{map[string]any{"name": "drift", "kind": "two_sample", "reference": in.refPath,
-			"bandwidth": res.Bandwidth, "bands": res.Bands, "frequencies": res.Frequencies, "alpha": alpha,
-			"moment_weight": res.MomentWeight}},
-	}
-	b, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	b = append(b, '\n')
-	if _, err := spec.ParseSpec(b); err != nil {
-		return nil, fmt.Errorf("proposed spec: %w", err)
-	}
-	return b, nil
-}
-
 // readPoints pools the points of every set of a JSON-lines file.
-func readPoints(ctx context.Context, path string, dim int, other *otherFields) ([]float64, int, error) {
+func readPoints(ctx context.Context, path string, dim int, other *offline.OtherFields) ([]float64, int, error) {
 	sets, dim, _, err := readCalibrationLines(ctx, path, dim, math.MaxInt, "", other)
 	if err != nil {
 		return nil, 0, err
@@ -179,23 +149,4 @@ func readPoints(ctx context.Context, path string, dim int, other *otherFields) (
 		return nil, 0, errors.New("no points")
 	}
 	return pts, dim, nil
-}
-
-// pointBounds is the points' box widened by 5% of its width on each side (±0.5 when flat).
-func pointBounds(pts []float64, dim int) (lo, hi []float64) {
-	lo, hi = make([]float64, dim), make([]float64, dim)
-	for j := range lo {
-		lo[j], hi[j] = math.Inf(1), math.Inf(-1)
-	}
-	for i, v := range pts {
-		lo[i%dim], hi[i%dim] = min(lo[i%dim], v), max(hi[i%dim], v)
-	}
-	for j := range lo {
-		pad := 0.05 * (hi[j] - lo[j])
-		if pad == 0 {
-			pad = 0.5
-		}
-		lo[j], hi[j] = lo[j]-pad, hi[j]+pad
-	}
-	return lo, hi
 }

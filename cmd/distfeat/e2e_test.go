@@ -19,6 +19,7 @@ import (
 
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/testbroker"
+	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/spec"
 )
@@ -231,7 +232,7 @@ func uniformSets(seed uint64, prefix string, n, points int) []schema.Batch {
 // featureReader collects the feature topic in the background.
 type featureReader struct {
 	mu   sync.Mutex
-	msgs []kafka.Message
+	msgs []kafkaio.Record
 }
 
 func readFeatures(t *testing.T, env testbroker.Env) *featureReader {
@@ -241,23 +242,23 @@ func readFeatures(t *testing.T, env testbroker.Env) *featureReader {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = consumeFeatures(ctx, plainConn(env.Brokers), env.Features, true, 0, func(m kafka.Message, _ []schema.FeatureRecord, _ []string) bool {
+		_ = kafkaio.ConsumeFeatures(ctx, kafkaio.PlainCluster(env.Brokers), env.Features, true, 0, func(m kafkaio.Record, _ []schema.FeatureRecord, _ []string) bool {
 			fr.mu.Lock()
 			fr.msgs = append(fr.msgs, m)
 			fr.mu.Unlock()
 			return true
-		}, func(m kafka.Message, err error) { t.Errorf("undecodable feature record: %v", err) })
+		}, func(m kafkaio.Record, err error) { t.Errorf("undecodable feature record: %v", err) })
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	return fr
 }
 
 // windows returns the distinct windows delivered so far, failing on conflicting duplicates.
-func (fr *featureReader) windows(t *testing.T) (map[string]kafka.Message, int) {
+func (fr *featureReader) windows(t *testing.T) (map[string]kafkaio.Record, int) {
 	t.Helper()
 	fr.mu.Lock()
 	defer fr.mu.Unlock()
-	out := map[string]kafka.Message{}
+	out := map[string]kafkaio.Record{}
 	dups := 0
 	for _, m := range fr.msgs {
 		id := string(m.Key)
@@ -276,7 +277,7 @@ func (fr *featureReader) windows(t *testing.T) (map[string]kafka.Message, int) {
 // waitWindows waits until n distinct windows arrived. It waits on progress: it fails only
 // when no new window arrived for stall, so a slow or loaded machine makes it wait longer,
 // not fail.
-func (fr *featureReader) waitWindows(t *testing.T, n int, stall time.Duration) map[string]kafka.Message {
+func (fr *featureReader) waitWindows(t *testing.T, n int, stall time.Duration) map[string]kafkaio.Record {
 	t.Helper()
 	seen, moved := -1, time.Now()
 	for {
@@ -461,7 +462,7 @@ func TestWorkerKilledTimeWindows(t *testing.T) {
 
 	// The last windows close by the 3 s idle timeout once the stream ends.
 	deadline := time.Now().Add(120 * time.Second)
-	var got map[string]kafka.Message
+	var got map[string]kafkaio.Record
 	for {
 		got = fr.allWindows(t)
 		if len(got) >= len(want) || time.Now().After(deadline) {
@@ -510,11 +511,11 @@ func TestWorkerKilledTimeWindows(t *testing.T) {
 
 // allWindows returns the distinct windows by (key, window-id), failing on conflicting
 // duplicates.
-func (fr *featureReader) allWindows(t *testing.T) map[string]kafka.Message {
+func (fr *featureReader) allWindows(t *testing.T) map[string]kafkaio.Record {
 	t.Helper()
 	fr.mu.Lock()
 	defer fr.mu.Unlock()
-	out := map[string]kafka.Message{}
+	out := map[string]kafkaio.Record{}
 	for _, m := range fr.msgs {
 		id := string(m.Key) + "/" + headerValue(m, "window-id")
 		if prev, ok := out[id]; ok && !bytes.Equal(prev.Value, m.Value) {
@@ -525,7 +526,7 @@ func (fr *featureReader) allWindows(t *testing.T) map[string]kafka.Message {
 	return out
 }
 
-func headerValue(m kafka.Message, key string) string {
+func headerValue(m kafkaio.Record, key string) string {
 	for _, h := range m.Headers {
 		if h.Key == key {
 			return string(h.Value)
@@ -566,7 +567,7 @@ func waitCommitted(t *testing.T, env testbroker.Env, group string, partitions in
 
 // checkDelivered requires, for every set, its window in got with its exact n (no partial
 // window emitted) and, when emb is not nil, the offline embedding's bytes.
-func checkDelivered(t *testing.T, emb *embedding.Embedder, sets []schema.Batch, got map[string]kafka.Message) {
+func checkDelivered(t *testing.T, emb *embedding.Embedder, sets []schema.Batch, got map[string]kafkaio.Record) {
 	t.Helper()
 	for _, s := range sets {
 		m, ok := got[s.Set]

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/offline"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/spec"
 )
@@ -19,7 +20,7 @@ const pointTestSpec = `{"version":1,"seed":11,"dim":2,"bounds":{"lo":[0,0],"hi":
    {"name":"mt","kind":"marginal_transfer","set_family":"mmd","sigma_p":0.3,"sigma_x":0.2,"features":32},
    {"name":"pooled","kind":"marginal_transfer","pooling":true,"sigma_x":0.2,"features":16}]}`
 
-// pointInput is n sets of sizes 1, 3, 5, … points (one over embedPointChunk) in the raw
+// pointInput is n sets of sizes 1, 3, 5, … points (one over offline.PointChunk) in the raw
 // units of pointTestSpec.
 func pointInput(n int) (string, map[string][]float64) {
 	var b strings.Builder
@@ -29,7 +30,7 @@ func pointInput(n int) (string, map[string][]float64) {
 		name := fmt.Sprintf("s%02d", s)
 		k := 2*s + 1
 		if s == n-1 {
-			k = embedPointChunk + 7
+			k = offline.PointChunk + 7
 		}
 		var pts []string
 		for i := 0; i < k; i++ {

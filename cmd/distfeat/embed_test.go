@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/offline"
 	"github.com/distfeat/distfeat/schema"
 )
 
@@ -187,7 +188,7 @@ func TestEmbedOutputFile(t *testing.T) {
 	}
 }
 
-// TestEmbedBatches: embed finalises consecutive lines in batches (embedBatchLines); across
+// TestEmbedBatches: embed finalises consecutive lines in batches (offline.LinesBatch); across
 // batch boundaries, with bad lines and empty sets in the middle of batches, every record
 // still comes out in input order, bit-identical to embedding each set alone, and the bytes
 // do not depend on the number of workers.
@@ -196,7 +197,7 @@ func TestEmbedBatches(t *testing.T) {
 	var in strings.Builder
 	want := map[string][]float64{}
 	var order []string
-	n := 2*embedBatchLines + 5
+	n := 2*offline.LinesBatch + 5
 	for i := 0; i < n; i++ {
 		switch {
 		case i%7 == 3:

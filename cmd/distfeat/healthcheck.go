@@ -8,20 +8,22 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/distfeat/distfeat/cmd/distfeat/internal/cli"
 )
 
 // runHealthcheck probes a worker's /healthz (or /readyz with --ready) and exits 0 when it
 // answers 200. The container image has no shell or curl, so this is its healthcheck.
 func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("healthcheck", "", "Exits 0 when the worker answers 200; the image has no shell or curl.", stderr)
-	addr := fs.String("addr", envOr("METRICS_ADDR", ":9464"), "the worker's metrics address (DISTFEAT_METRICS_ADDR; `host:port`)")
+	addr := fs.String("addr", cli.EnvOr("METRICS_ADDR", ":9464"), "the worker's metrics address (DISTFEAT_METRICS_ADDR; `host:port`)")
 	ready := fs.Bool("ready", false, "probe /readyz (member of a consumer-group generation) instead of /healthz")
 	timeout := fs.Duration("timeout", 2*time.Second, "give up after this long")
-	if err := parseArgs(fs, args); err != nil {
+	if err := cli.ParseArgs(fs, args); err != nil {
 		return err
 	}
 	if *timeout <= 0 {
-		return usageError(fmt.Sprintf("--timeout %s: must be positive", *timeout))
+		return cli.UsageError(fmt.Sprintf("--timeout %s: must be positive", *timeout))
 	}
 	host, port, err := net.SplitHostPort(*addr)
 	if err != nil {

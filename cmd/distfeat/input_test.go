@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -15,85 +14,6 @@ import (
 
 	"github.com/distfeat/distfeat/schema"
 )
-
-// TestLineReader: lines are numbered from 1 with "\n" and "\r\n" endings and a last line
-// without one; a line over the limit is refused by number, read to its end, and the next
-// line comes whole.
-func TestLineReader(t *testing.T) {
-	const limit = 10
-	in := "a\r\n" + strings.Repeat("x", limit) + "\n" + strings.Repeat("y", limit+1) + "\n\nb\n" +
-		strings.Repeat("z", 5*limit) + "\r\n" + strings.Repeat("w", limit) + "\r\nlast"
-	type got struct {
-		line string
-		n    int
-		long bool
-	}
-	want := []got{{"a", 1, false}, {strings.Repeat("x", limit), 2, false}, {"", 3, true}, {"", 4, false},
-		{"b", 5, false}, {"", 6, true}, {strings.Repeat("w", limit), 7, false}, {"last", 8, false}}
-	// A reader smaller than a line exercises lines read in several pieces.
-	for _, size := range []int{16, 1 << 20} {
-		lr := newLineReader(bufio.NewReaderSize(strings.NewReader(in), size), limit)
-		var all []got
-		for {
-			line, n, err := lr.next()
-			if err == io.EOF {
-				break
-			}
-			var long errLineTooLong
-			if err != nil && !errors.As(err, &long) {
-				t.Fatal(err)
-			}
-			all = append(all, got{string(line), n, err != nil})
-		}
-		if len(all) != len(want) {
-			t.Fatalf("buffer %d: %d lines %+v, want %d", size, len(all), all, len(want))
-		}
-		for i := range want {
-			if all[i] != want[i] {
-				t.Errorf("buffer %d: line %d: %+v, want %+v", size, i+1, all[i], want[i])
-			}
-		}
-	}
-	if msg := (errLineTooLong{maxLineBytes}).Error(); !strings.Contains(msg, "256 MiB") {
-		t.Errorf("%q does not name the 256 MiB limit", msg)
-	}
-}
-
-// TestEmbedLongLine: a line over the limit is refused by its number with the limit named;
-// under --skip-invalid the lines after it are embedded (the whole input used to be lost to
-// "bufio.Scanner: token too long", naming line 0).
-func TestEmbedLongLine(t *testing.T) {
-	_, emb := writeSpec(t)
-	long := `{"set":"long","points":[` + strings.Repeat("[0.5,0.5],", 200) + "[0.5,0.5]]}"
-	const limit = 1000
-	in := `{"set":"a","points":[[0.1,0.2]]}` + "\n" + long + "\n" + `{"set":"b","points":[[0.3,0.4]]}` + "\n"
-	for _, skip := range []bool{true, false} {
-		var out bytes.Buffer
-		sink, err := newFeatureSink(&out, "jsonl", emb.Spec(), emb)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var refused []string
-		st, err := embedLines(context.Background(), emb, strings.NewReader(in), sink, nil, embedRun{workers: 2, maxLine: limit, other: &otherFields{}},
-			func(line int, err error) error {
-				refused = append(refused, err.Error())
-				if !skip {
-					return err
-				}
-				return nil
-			}, func(int) {})
-		sink.Close()
-		if len(refused) != 1 || !strings.Contains(refused[0], "longer than the limit of 1000 bytes") {
-			t.Errorf("skip %v: refused %q, want the long line with the limit", skip, refused)
-		}
-		switch {
-		case skip && (err != nil || st.sets != 2 || st.invalid != 1 || strings.Count(out.String(), "\n") != 2):
-			t.Errorf("--skip-invalid: %v, %+v, output %q; want sets a and b", err, st, out.String())
-		case !skip && err == nil:
-			t.Error("without --skip-invalid the long line did not stop the run")
-		}
-	}
-}
 
 // TestSetFileOtherFields: a set file's lines may carry fields that are not the record's
 // (calibrate --label's class, ids): embed and produce skip them and name them on stderr;

@@ -27,6 +27,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/distfeat/distfeat/cmd/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/config"
 	"github.com/distfeat/distfeat/internal/startheap"
 )
@@ -114,10 +115,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 			err := c.run(ctx, args[1:], stdout, stderr)
 			switch {
-			case err == nil, errors.Is(err, errHelp):
+			case err == nil, errors.Is(err, cli.ErrHelp):
 				return 0
-			case errors.Is(err, errUsage):
-				if err != errUsage {
+			case errors.Is(err, cli.ErrUsage):
+				if err != cli.ErrUsage {
 					fmt.Fprintf(stderr, "distfeat %s: %v\n", c.name, err)
 				}
 				return 2
@@ -141,9 +142,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func isHelp(args []string) bool {
 	return len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help")
 }
-
-// errUsage reports a command-line mistake already explained on stderr (exit code 2).
-var errUsage = errors.New("usage")
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: distfeat <command> [flags]\n\ncommands:")

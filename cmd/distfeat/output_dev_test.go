@@ -9,9 +9,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
-
-	"github.com/distfeat/distfeat/internal/outfile"
 )
 
 // TestOutputDevCommandsRefused: bench's profile files and soak's --timeline are opened
@@ -31,29 +28,6 @@ func TestOutputDevCommandsRefused(t *testing.T) {
 	}
 	if names, _ := os.ReadDir(dir); len(names) != 0 {
 		t.Errorf("%s now holds %v", dir, names)
-	}
-}
-
-// TestOutputSoakTimeline: the timeline CSV replaces an existing 0600 file keeping its mode.
-func TestOutputSoakTimeline(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "timeline.csv")
-	if err := os.WriteFile(path, []byte("old\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := outfile.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &soakReport{samples: []soakSample{{t: 1500 * time.Millisecond, produced: 7, note: []string{"w0 killed"}}}}
-	if err := r.writeCSV(f); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil || !strings.HasPrefix(string(b), "t_s,") || !strings.Contains(string(b), "1.500,7,") || !strings.Contains(string(b), `"w0 killed"`) {
-		t.Errorf("timeline %q (%v)", b, err)
-	}
-	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Errorf("mode %v (%v), want 0600 kept", fi.Mode().Perm(), err)
 	}
 }
 

@@ -15,8 +15,9 @@ import (
 
 	"github.com/distfeat/distfeat/config"
 	"github.com/distfeat/distfeat/internal/testbroker"
-	"github.com/distfeat/distfeat/producer"
+	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/service"
 )
 
 // TestWorkerPointsMatchEmbed: the worker's per-point topic and `embed --points` on the same
@@ -62,7 +63,7 @@ func TestWorkerPointsMatchEmbed(t *testing.T) {
 	}
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- serveWorker(wctx, cfg, newLogger(io.Discard, "error", "text"), nil) }()
+	go func() { done <- service.Serve(wctx, cfg, service.NewLogger(io.Discard, "error", "text"), nil) }()
 	t.Cleanup(func() {
 		stop()
 		if err := <-done; err != nil {
@@ -74,9 +75,9 @@ func TestWorkerPointsMatchEmbed(t *testing.T) {
 		name := line[strings.Index(line, `"set":"`)+7:]
 		name = name[:strings.Index(name, `"`)]
 		x := sets[name]
-		batches = append(batches, producer.Split(schema.Batch{Set: name, Points: x, N: len(x) / 2, End: true}, 100)...)
+		batches = append(batches, kafkaio.Split(schema.Batch{Set: name, Points: x, N: len(x) / 2, End: true}, 100)...)
 	}
-	pw := producer.NewPointWriter(producer.WriterConfig{Brokers: b.Addrs(), Topic: testbroker.TopicPoints, Dim: 2})
+	pw := kafkaio.NewPointWriter(kafkaio.WriterConfig{Brokers: b.Addrs(), Topic: testbroker.TopicPoints, Dim: 2})
 	if err := pw.Write(ctx, batches...); err != nil {
 		t.Fatal(err)
 	}

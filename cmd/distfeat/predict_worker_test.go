@@ -19,9 +19,10 @@ import (
 
 	"github.com/distfeat/distfeat/config"
 	"github.com/distfeat/distfeat/internal/testbroker"
+	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/model"
-	"github.com/distfeat/distfeat/producer"
 	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/service"
 	"github.com/distfeat/distfeat/spec"
 )
 
@@ -114,9 +115,9 @@ func produceSets(ctx context.Context, t *testing.T, brokers []string, sets []pre
 	t.Helper()
 	var batches []schema.Batch
 	for _, s := range sets {
-		batches = append(batches, producer.Split(schema.Batch{Set: s.set, Points: s.points, N: len(s.points) / 2, End: true}, 50)...)
+		batches = append(batches, kafkaio.Split(schema.Batch{Set: s.set, Points: s.points, N: len(s.points) / 2, End: true}, 50)...)
 	}
-	pw := producer.NewPointWriter(producer.WriterConfig{Brokers: brokers, Topic: testbroker.TopicPoints, Dim: 2})
+	pw := kafkaio.NewPointWriter(kafkaio.WriterConfig{Brokers: brokers, Topic: testbroker.TopicPoints, Dim: 2})
 	if err := pw.Write(ctx, batches...); err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +309,7 @@ func TestWorkerPredictions(t *testing.T) {
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- serveWorker(wctx, cfg, newLogger(io.Discard, "error", "text"), func(a string) { addrc <- a })
+		done <- service.Serve(wctx, cfg, service.NewLogger(io.Discard, "error", "text"), func(a string) { addrc <- a })
 	}()
 	t.Cleanup(func() {
 		stop()
@@ -394,7 +395,7 @@ func TestWorkerModelRefusedAtStart(t *testing.T) {
 			MaxMessageBytes: 1 << 20, MaxOutputBytes: 1_000_000, MetricsAddr: "127.0.0.1:0", ShutdownTimeout: time.Second,
 			SessionTimeout: time.Second, CommitInterval: time.Second, LogLevel: "error", LogFormat: "text"}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err := serveWorker(ctx, cfg, newLogger(io.Discard, "error", "text"), nil)
+		err := service.Serve(ctx, cfg, service.NewLogger(io.Discard, "error", "text"), nil)
 		cancel()
 		for _, w := range tc.want {
 			if err == nil || !strings.Contains(err.Error(), w) {

@@ -1,19 +1,19 @@
 package main
 
 import (
-	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
-	"github.com/segmentio/kafka-go"
-
+	"github.com/distfeat/distfeat/cmd/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/internal/outfile"
 	"github.com/distfeat/distfeat/internal/synth"
-	"github.com/distfeat/distfeat/producer"
+	"github.com/distfeat/distfeat/kafkaio"
+	"github.com/distfeat/distfeat/offline"
 	"github.com/distfeat/distfeat/schema"
 )
 
@@ -30,14 +30,14 @@ type produceOptions struct {
 	chunk     int
 	in        string
 	out       string
-	transport *kafka.Transport // TLS/SASL; nil: plain TCP
+	cluster   kafkaio.Cluster // TLS/SASL (its brokers are brokers); zero: plain TCP
 }
 
 func runProduce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("produce", "", "Give exactly one of --synthetic gmm or --in FILE. With --out FILE the sets are written as JSON\nlines (one set per line, the format embed --in and produce --in read) instead of published;\nsynthetic sets then get event times 0, 1, 2, … ms, so the file depends on --seed only.", stderr)
-	brokers := fs.String("brokers", envOr("BROKERS", "127.0.0.1:9092"), "bootstrap brokers, comma-separated (DISTFEAT_BROKERS; `host:port,...`)")
+	brokers := fs.String("brokers", cli.EnvOr("BROKERS", "127.0.0.1:9092"), "bootstrap brokers, comma-separated (DISTFEAT_BROKERS; `host:port,...`)")
 	var o produceOptions
-	fs.StringVar(&o.topic, "topic", envOr("INPUT_TOPIC", "points"), "input `topic` (DISTFEAT_INPUT_TOPIC)")
+	fs.StringVar(&o.topic, "topic", cli.EnvOr("INPUT_TOPIC", "points"), "input `topic` (DISTFEAT_INPUT_TOPIC)")
 	fs.StringVar(&o.format, "format", "json", "record format (`json|arrow`)")
 	fs.StringVar(&o.synthetic, "synthetic", "", "generate sets (`gmm`: truncated Gaussian mixtures on [0,1]^dim)")
 	fs.IntVar(&o.sets, "sets", 10, "synthetic: number of sets")
@@ -51,9 +51,9 @@ func runProduce(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	o.transport = cc.transport
 	o.brokers = strings.Split(*brokers, ",")
-	cc.brokers = o.brokers
+	cc.Brokers = o.brokers
+	o.cluster = cc
 	if (o.synthetic == "") == (o.in == "") {
 		return fmt.Errorf("give exactly one of --synthetic gmm or --in FILE")
 	}
@@ -69,7 +69,7 @@ func runProduce(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	formatSet := false
 	fs.Visit(func(f *flag.Flag) { formatSet = formatSet || f.Name == "format" })
 	if o.out != "" && formatSet {
-		return usageError("--format applies to publishing; --out always writes JSON lines")
+		return cli.UsageError("--format applies to publishing; --out always writes JSON lines")
 	}
 	// The output is opened before the sets are read or drawn, so a directory or an
 	// unwritable path fails at once.
@@ -83,23 +83,23 @@ func runProduce(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var batches []schema.Batch
 	switch {
 	case o.in != "":
-		var other otherFields
+		var other offline.OtherFields
 		if batches, err = readInputLines(ctx, o.in, o.dim, &other); err != nil {
 			return err
 		}
-		other.report(stderr, "produce")
+		other.Report(stderr, "produce")
 	case o.out != "":
-		batches = syntheticBatches(o.seed, o.sets, o.points, o.dim, 0)
+		batches = synth.Batches(o.seed, o.sets, o.points, o.dim, 0)
 	default:
-		batches = syntheticBatches(o.seed, o.sets, o.points, o.dim, time.Now().UnixMilli())
+		batches = synth.Batches(o.seed, o.sets, o.points, o.dim, time.Now().UnixMilli())
 	}
 	if o.out != "" {
 		return writeSetsFile(out, batches, stdout, stderr)
 	}
 	start := time.Now()
-	records, points, err := publish(ctx, o, batches, newProgress(stderr, "produce"))
+	records, points, err := publish(ctx, o, batches, cli.NewProgress(stderr, "produce"))
 	if err != nil {
-		return cc.explain(ctx, err, "write", fmt.Sprintf("topic %q", o.topic))
+		return cc.Explain(ctx, err, "write", fmt.Sprintf("topic %q", o.topic))
 	}
 	el := time.Since(start)
 	fmt.Fprintf(stdout, "produced %d sets, %d records, %d points to %s in %s (%.0f points/s)\n",
@@ -121,116 +121,55 @@ func (o produceOptions) check() error {
 		on    bool
 	}{{"--dim", o.dim, true}, {"--chunk", o.chunk, true}, {"--sets", o.sets, o.synthetic != ""}, {"--points", o.points, o.synthetic != ""}} {
 		if c.on && c.value < 1 {
-			return usageError(fmt.Sprintf("%s %d: must be at least 1", c.flag, c.value))
+			return cli.UsageError(fmt.Sprintf("%s %d: must be at least 1", c.flag, c.value))
 		}
 	}
 	if o.synthetic != "" {
 		if v := float64(o.sets) * float64(o.points) * float64(o.dim); v > maxSyntheticValues {
-			return usageError(fmt.Sprintf("--sets %d × --points %d × --dim %d = %.3g coordinates: produce --synthetic holds them all in memory, at most %d (1 GiB); produce fewer sets per run",
+			return cli.UsageError(fmt.Sprintf("--sets %d × --points %d × --dim %d = %.3g coordinates: produce --synthetic holds them all in memory, at most %d (1 GiB); produce fewer sets per run",
 				o.sets, o.points, o.dim, v, maxSyntheticValues))
 		}
 	}
 	return nil
 }
 
-// syntheticBatches draws sets from seeded random truncated Gaussian mixtures; each set is one
-// batch with End=true and event time t0 + its index.
-func syntheticBatches(seed uint64, sets, points, dim int, t0 int64) []schema.Batch {
-	out := make([]schema.Batch, 0, sets)
-	for i, s := range synth.Sets(seed, sets, points, dim) {
-		out = append(out, schema.Batch{Set: s.ID, Points: s.Points, N: len(s.Points) / dim, EventTime: t0 + int64(i), End: true})
-	}
-	return out
-}
-
-// publish writes every batch, split into records of at most o.chunk points.
-func publish(ctx context.Context, o produceOptions, batches []schema.Batch, prog *progress) (records, points int, err error) {
-	wc := producer.WriterConfig{Brokers: o.brokers, Topic: o.topic, Format: o.format, Dim: o.dim}
-	if o.transport != nil {
-		wc.Transport = o.transport
-	}
-	w := producer.NewPointWriter(wc)
-	defer func() {
-		if cerr := w.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	const perCall = 64
-	var pending []schema.Batch
-	flush := func() error {
-		if len(pending) == 0 {
-			return nil
-		}
-		if err := w.Write(ctx, pending...); err != nil {
-			return err
-		}
-		pending = pending[:0]
-		return nil
-	}
-	for i, b := range batches {
-		for _, part := range producer.Split(b, o.chunk) {
-			pending = append(pending, part)
-			records++
-			points += part.N
-			if len(pending) >= perCall {
-				if err := flush(); err != nil {
-					return records, points, err
-				}
-			}
-		}
-		prog.update("%d/%d sets, %d points", i+1, len(batches), points)
-	}
-	err = flush()
-	prog.done()
+// publish writes every batch, split into records of at most o.chunk points
+// (kafkaio.Publish).
+func publish(ctx context.Context, o produceOptions, batches []schema.Batch, prog *cli.Progress) (records, points int, err error) {
+	c := o.cluster
+	c.Brokers = o.brokers
+	records, points, err = kafkaio.Publish(ctx, c, o.topic, o.format, o.dim, o.chunk, batches,
+		func(sets, points int) { prog.Update("%d/%d sets, %d points", sets, len(batches), points) })
+	prog.Done()
 	return records, points, err
 }
 
-// readInputLines reads a set file of JSON-lines input records (one set per line). Fields
-// other than a record's (labels, ids) are skipped, counted in other: the records published
-// or written carry set, points, t and end only.
-func readInputLines(ctx context.Context, path string, dim int, other *otherFields) ([]schema.Batch, error) {
-	r, closeIn, err := openInput(ctx, path)
+// readInputLines reads a set file of JSON-lines input records (one set per line;
+// offline.ReadSets). Fields other than a record's (labels, ids) are skipped, counted in
+// other: the records published or written carry set, points, t and end only.
+func readInputLines(ctx context.Context, path string, dim int, other *offline.OtherFields) ([]schema.Batch, error) {
+	sets, _, err := offline.ReadSets(ctx, path, offline.ReadOptions{Dim: dim, EventTime: time.Now().UnixMilli(), DecodeSpaces: true, Other: other})
 	if err != nil {
+		var le *offline.LineError
+		if errors.As(err, &le) {
+			return nil, fmt.Errorf("%s %w", path, err) // "FILE line N: …"
+		}
 		return nil, err
 	}
-	defer closeIn()
-	lr := newLineReader(r, maxLineBytes)
-	var out []schema.Batch
-	now := time.Now().UnixMilli()
-	for {
-		data, line, err := lr.next()
-		switch {
-		case err == io.EOF:
-			return out, nil
-		case err != nil:
-			return nil, fmt.Errorf("%s line %d: %w", path, line, err)
-		case len(data) == 0:
-			continue
-		}
-		bs, err := schema.DecodeRecord(nil, data, schema.ContentTypeJSON, now, setFileOptions(dim, other))
-		if err != nil {
-			return nil, fmt.Errorf("%s line %d: %w", path, line, err)
-		}
-		out = append(out, bs...)
+	out := make([]schema.Batch, len(sets))
+	for i, s := range sets {
+		out[i] = s.Batch
 	}
+	return out, nil
 }
 
 // writeSetsFile writes one JSON line per set to out and commits it, or to stdout when out is
 // nil. The summary goes to stdout, or stderr when stdout holds the data.
 func writeSetsFile(out *outfile.File, batches []schema.Batch, stdout, stderr io.Writer) error {
 	var points int
-	write := func(w io.Writer) error {
-		bw := bufio.NewWriterSize(w, 1<<20)
-		for _, b := range batches {
-			line, err := schema.EncodeJSON(b)
-			if err != nil {
-				return fmt.Errorf("set %s: %w", b.Set, err)
-			}
-			bw.Write(line)
-			bw.WriteByte('\n')
-			points += b.N
-		}
-		return bw.Flush()
+	write := func(w io.Writer) (err error) {
+		points, err = offline.WriteSets(w, batches)
+		return err
 	}
 	if out == nil {
 		if err := write(stdout); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/distfeat/distfeat/cmd/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/spec"
@@ -13,9 +14,9 @@ import (
 
 func runSpec(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("spec", "", "", stderr)
-	specPath := fs.String("spec", envOr("SPEC", ""), "feature spec JSON `file` (DISTFEAT_SPEC); empty: the built-in default")
+	specPath := fs.String("spec", cli.EnvOr("SPEC", ""), "feature spec JSON `file` (DISTFEAT_SPEC); empty: the built-in default")
 	fields := fs.Bool("fields", false, "print the spec field reference (Markdown) and exit")
-	if err := parseArgs(fs, args); err != nil {
+	if err := cli.ParseArgs(fs, args); err != nil {
 		return err
 	}
 	if *fields {

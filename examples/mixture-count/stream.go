@@ -19,8 +19,8 @@ import (
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/metrics"
 	"github.com/distfeat/distfeat/internal/testbroker"
+	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/model"
-	"github.com/distfeat/distfeat/producer"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/spec"
 	"github.com/distfeat/distfeat/window"
@@ -75,7 +75,7 @@ func stream(ctx context.Context, specPath, modelPath string, testSets []mixtureS
 	for _, s := range testSets {
 		batches = append(batches, schema.Batch{Set: s.ID, Points: asWritten(s.Points), N: len(s.Points) / 2, End: true})
 	}
-	pw := producer.NewPointWriter(producer.WriterConfig{Brokers: b.Addrs(), Topic: testbroker.TopicPoints, Dim: 2})
+	pw := kafkaio.NewPointWriter(kafkaio.WriterConfig{Brokers: b.Addrs(), Topic: testbroker.TopicPoints, Dim: 2})
 	if err := pw.Write(ctx, batches...); err != nil {
 		return streamed{}, err
 	}

@@ -32,7 +32,7 @@ func RFFDotBatch(path Path, omega []float64, n, rows int, a []float64, nw int, t
 		return
 	}
 	if n < 0 || len(omega) < rows*n || len(a) < nw*n || ldt < rows || len(theta) < (nw-1)*ldt+rows {
-		panic("embedding: RFFDotBatch: inconsistent dimensions")
+		panic("numeric: RFFDotBatch: inconsistent dimensions")
 	}
 	w0 := 0
 	if n > 0 && RFFTileSupported(path) {
@@ -105,7 +105,7 @@ func RFFDot(path Path, omega []float64, n int, a, theta []float64) {
 		return
 	}
 	if n < 0 || len(omega) < rows*n || len(a) < n {
-		panic("embedding: RFFDot: inconsistent dimensions")
+		panic("numeric: RFFDot: inconsistent dimensions")
 	}
 	switch path {
 	case PathAVX512, PathAVX2:

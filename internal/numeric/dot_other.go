@@ -16,7 +16,7 @@ func RFFTileSupported(Path) bool { return false }
 
 // rffDotTile is never called off amd64 (RFFTileSupported is false); it panics if it is.
 func rffDotTile(_, _ []float64, _, _ int, _ []float64, _ int) {
-	panic("embedding: rffDotTile: no tile kernel on this architecture")
+	panic("numeric: rffDotTile: no tile kernel on this architecture")
 }
 
 // RFFEmitSIMD does nothing off amd64: rff.emit computes every feature (same bits).

@@ -40,7 +40,7 @@ func KDELanesSupported(path Path) bool {
 // KDECountsT sets cur[p1·ldc + p0] = float64(counts[p0·n + p1]) for p0, p1 < n.
 func KDECountsT(counts []int64, n int, cur []float64, ldc int) {
 	if n < 1 || ldc < n || len(counts) < n*n || len(cur) < (n-1)*ldc+n {
-		panic("embedding: KDECountsT: inconsistent dimensions")
+		panic("numeric: KDECountsT: inconsistent dimensions")
 	}
 	kdeCountsTAVX512(&counts[0], n, &cur[0], ldc)
 }
@@ -61,7 +61,7 @@ func ScaleFloorSIMD(x []float64, scale, floor float64) int {
 // len(out) a positive multiple of 8.
 func KDEDotLanes(w, x []float64, ldx int, out []float64) {
 	if len(w) == 0 || len(out) == 0 || len(out)%8 != 0 || len(x) < (len(w)-1)*ldx+len(out) {
-		panic("embedding: KDEDotLanes: inconsistent dimensions")
+		panic("numeric: KDEDotLanes: inconsistent dimensions")
 	}
 	kdeDotLanesAVX512(&w[0], len(w), &x[0], 8*ldx, &out[0], len(out)/8)
 }
@@ -71,7 +71,7 @@ func KDEDotLanes(w, x []float64, ldx int, out []float64) {
 func KDESeqLanes(w, x []float64, ldx int, out []float64, ldout, rows, nl int) {
 	steps := len(w) / 8
 	if steps == 0 || rows == 0 || nl < 1 || nl > 8 || len(x) < (rows-1)*ldx+steps+7 || len(out) < (rows-1)*ldout+nl {
-		panic("embedding: KDESeqLanes: inconsistent dimensions")
+		panic("numeric: KDESeqLanes: inconsistent dimensions")
 	}
 	kdeSeqLanesAVX512(&w[0], steps, &x[0], 8*ldx, &out[0], 8*ldout, rows, 1<<nl-1)
 }

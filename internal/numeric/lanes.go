@@ -45,7 +45,7 @@ func lanesToCompute(name string, th, v []float64, ld int, out []float64) bool {
 		clear(out)
 		return false
 	case ld < len(out) || len(v) < (len(th)-1)*ld+len(out):
-		panic("embedding: " + name + ": inconsistent dimensions")
+		panic("numeric: " + name + ": inconsistent dimensions")
 	}
 	return true
 }

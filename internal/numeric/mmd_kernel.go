@@ -50,7 +50,7 @@ func MMDAccumulate(path MMDPath, omega, u []float64, d, hp int, acc []int64) {
 		return
 	}
 	if hp%MMDLanes != 0 || len(omega) < d*hp || len(acc) < 2*hp || len(u) != n*d {
-		panic("embedding: MMDAccumulate: inconsistent dimensions")
+		panic("numeric: MMDAccumulate: inconsistent dimensions")
 	}
 	chunk := mmdChunkBytes / (8 * d)
 	if chunk < 16 {

@@ -109,7 +109,7 @@ func ProjLanes2SIMD(path Path, thR, thI, v []float64, ld int, outR, outI []float
 		return 0
 	}
 	if ld < len(outR) || len(v) < (h-1)*ld+len(outR) {
-		panic("embedding: ProjLanes2SIMD: inconsistent dimensions")
+		panic("numeric: ProjLanes2SIMD: inconsistent dimensions")
 	}
 	for k := 0; k < n; k += 8 {
 		projLanes8x2AVX512(&thR[0], &thI[0], h, &v[k], 8*ld, &outR[k], &outI[k])

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/distfeat/distfeat/internal/numeric"
+	"github.com/distfeat/distfeat/schema"
 )
 
 // Set is one synthetic sample set: its ID, its points and the mixture they were drawn from.
@@ -73,4 +74,14 @@ func ExactMMK(x, y []float64, d int, bandwidth float64) float64 {
 		total += row
 	}
 	return total / (float64(n) * float64(m))
+}
+
+// Batches draws sets as Sets does, each as one input batch with End=true and event time
+// t0 + its index (what `distfeat produce --synthetic` publishes).
+func Batches(seed uint64, sets, points, dim int, t0 int64) []schema.Batch {
+	out := make([]schema.Batch, 0, sets)
+	for i, s := range Sets(seed, sets, points, dim) {
+		out = append(out, schema.Batch{Set: s.ID, Points: s.Points, N: len(s.Points) / dim, EventTime: t0 + int64(i), End: true})
+	}
+	return out
 }

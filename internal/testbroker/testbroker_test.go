@@ -116,7 +116,7 @@ func TestCloseTwice(t *testing.T) {
 }
 
 // partitionByKey routes "p<N>/..." keys to partition N so the test knows where each message
-// lands without depending on the producer package's balancer.
+// lands without depending on kafkaio's balancer.
 type partitionByKey struct{}
 
 func (partitionByKey) Balance(msg kafka.Message, partitions ...int) int {

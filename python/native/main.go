@@ -125,7 +125,7 @@ func distfeat_new(specJSON, specPath *C.char) (res *C.char) {
 		c.Columns = append(c.Columns, column{Name: col.Name, Family: col.Family, Len: col.Len, Kind: kinds[col.Family]})
 	}
 	for _, m := range emb.PointMaps() {
-		c.PointMaps = append(c.PointMaps, column{Name: m.Name(), Family: m.Name(), Len: m.Len(), Kind: "marginal_transfer"})
+		c.PointMaps = append(c.PointMaps, column{Name: m.Name(), Family: m.Name(), Len: m.Len(), Kind: spec.KindMarginal})
 	}
 	for _, d := range emb.DriftColumns() {
 		c.Drift = append(c.Drift, driftColumn{Column: d.Column, Family: d.Family, Alpha: d.Alpha})

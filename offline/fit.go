@@ -1,0 +1,89 @@
+package offline
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+
+	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/model"
+	"github.com/distfeat/distfeat/processor"
+	"github.com/distfeat/distfeat/spec"
+	"github.com/distfeat/distfeat/window"
+)
+
+// ModelColumns are the embedder's columns in the model file's terms.
+func ModelColumns(all []spec.Column) []model.Column {
+	cols := make([]model.Column, len(all))
+	for i, c := range all {
+		cols[i] = model.Column{Name: c.Name, Len: c.Len}
+	}
+	return cols
+}
+
+// Fit embeds labelled sets (ReadSets with a Label) with embed's finalisation
+// (processor.Finalize, LinesBatch sets at a time) and fits the model on the columns cols of
+// emb's (`distfeat fit`). Every set needs points and a label (field label); onProgress, if
+// not nil, hears the number of sets embedded.
+func Fit(ctx context.Context, emb *embedding.Embedder, cols []model.Column, sets []FileSet, label string, o model.Options, onProgress func(sets int)) (*model.Model, error) {
+	labels := make([]string, len(sets))
+	all := ModelColumns(emb.Columns())
+	stub := &model.Model{Columns: cols}
+	rows := make([][]float32, 0, len(sets))
+	for at := 0; at < len(sets); at += LinesBatch {
+		// one batch of sketches at a time, finalised together as embed does
+		batch := sets[at:min(at+LinesBatch, len(sets))]
+		closed := make([]window.Closed[*embedding.Sketch], len(batch))
+		for k, s := range batch {
+			if s.Label == "" {
+				return nil, fmt.Errorf("set %q has no field %q", s.Set, label)
+			}
+			if len(s.Points) == 0 {
+				return nil, fmt.Errorf("set %q: %w", s.Set, ErrNoPoints)
+			}
+			labels[at+k] = s.Label
+			c, err := sketchSet(emb, s.Set, s.Points)
+			if err != nil {
+				return nil, fmt.Errorf("set %q: %w", s.Set, err)
+			}
+			closed[k] = c
+		}
+		for _, rec := range processor.Finalize(emb.Spec().ID(), closed, runtime.GOMAXPROCS(0), nil) {
+			row, err := stub.Row(nil, all, rec.Vectors)
+			if err != nil {
+				return nil, err
+			}
+			rows = append(rows, row)
+		}
+		if onProgress != nil {
+			onProgress(len(rows))
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	m, err := model.Fit(rows, labels, o)
+	if err != nil {
+		return nil, err
+	}
+	m.SpecID, m.Columns, m.Label = emb.Spec().ID(), cols, label
+	for _, c := range emb.Columns() {
+		if slices.ContainsFunc(cols, func(mc model.Column) bool { return mc.Name == c.Name }) && !slices.Contains(m.Families, c.Family) {
+			m.Families = append(m.Families, c.Family)
+		}
+	}
+	return m, nil
+}
+
+// sketchSet normalises a set's raw points and sketches them as one closed window, as the
+// worker's window of the whole set.
+func sketchSet(emb *embedding.Embedder, set string, x []float64) (window.Closed[*embedding.Sketch], error) {
+	u := make([]float64, len(x))
+	if _, err := emb.Normalize(u, x); err != nil {
+		return window.Closed[*embedding.Sketch]{}, err
+	}
+	sk := emb.NewSketch()
+	sk.Add(u)
+	return window.Closed[*embedding.Sketch]{Set: set, N: sk.Count(), Sketch: sk}, nil
+}

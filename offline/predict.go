@@ -1,0 +1,178 @@
+package offline
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/model"
+	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/spec"
+)
+
+// Arrow columns and schema metadata a Predictor adds to embed's output (docs/fitting.md).
+const (
+	colPrediction = "model.prediction"    // [1]: the prediction, or the class's index in distfeat.model_classes
+	colInterval   = "model.interval"      // [2]: lo, hi (regression, with a coverage)
+	colScores     = "model.scores"        // [scores]: per-class scores, or a binary model's one (classification)
+	colProbs      = "model.probabilities" // [classes]: class probabilities (link logistic)
+)
+
+// Predictor applies a model file to embed's feature records (embed --model), through
+// model.Applier: the worker's predictions topic computes the same values.
+type Predictor struct {
+	m        *model.Model
+	a        *model.Applier
+	coverage float64 // regression interval coverage; 0: none
+}
+
+// NewPredictor checks m against emb's spec and columns and applies it with a regression
+// interval at coverage (one the model stores; 0: none); a classifier has scores and no
+// interval. The errors are model.NewApplier's (*model.RefusedError, naming both spec_ids).
+func NewPredictor(m *model.Model, emb *embedding.Embedder, coverage float64) (*Predictor, error) {
+	a, err := model.NewApplier(m, emb.Spec().ID(), ModelColumns(emb.Columns()), coverage)
+	if err != nil {
+		return nil, err
+	}
+	return &Predictor{m: m, a: a, coverage: a.Coverage()}, nil
+}
+
+// columns are the prediction columns appended to the Arrow output.
+func (p *Predictor) columns() []spec.Column {
+	cols := []spec.Column{{Name: colPrediction, Len: 1}}
+	if p.m.Kind == model.Classification {
+		cols = append(cols, spec.Column{Name: colScores, Len: len(p.m.Weights)})
+		if p.m.Link == model.Logistic {
+			cols = append(cols, spec.Column{Name: colProbs, Len: len(p.m.Classes)})
+		}
+		return cols
+	}
+	if p.coverage != 0 {
+		cols = append(cols, spec.Column{Name: colInterval, Len: 2})
+	}
+	return cols
+}
+
+// meta is the Arrow schema metadata naming the model.
+func (p *Predictor) meta() [][2]string {
+	classes, _ := json.Marshal(p.m.Classes)
+	md := [][2]string{{"distfeat.model_version", p.m.ModelVersion}, {"distfeat.model_kind", p.m.Kind}}
+	if p.m.Kind == model.Classification {
+		md = append(md, [2]string{"distfeat.model_classes", string(classes)})
+		if sc := p.m.ScoreClasses(); len(sc) != len(p.m.Classes) { // a binary model's one score
+			b, _ := json.Marshal(sc)
+			md = append(md, [2]string{"distfeat.model_score_classes", string(b)})
+		}
+		if p.m.Link != "" {
+			md = append(md, [2]string{"distfeat.model_link", p.m.Link})
+		}
+		return md
+	}
+	if p.coverage != 0 {
+		md = append(md, [2]string{"distfeat.model_coverage", fmt.Sprint(p.coverage)})
+	}
+	return md
+}
+
+// regressionOut and classOut are the JSON-lines "prediction" object. Values are float32,
+// as in the Arrow columns, so both formats carry the same numbers.
+type regressionOut struct {
+	ModelVersion string      `json:"model_version"`
+	Value        float32     `json:"value"`
+	Interval     *[2]float32 `json:"interval,omitempty"`
+	Coverage     float64     `json:"coverage,omitempty"`
+}
+
+type classOut struct {
+	ModelVersion string             `json:"model_version"`
+	Class        string             `json:"class"`
+	Scores       map[string]float32 `json:"scores"`
+	// Probabilities are the class probabilities (link logistic).
+	Probabilities map[string]float32 `json:"probabilities,omitempty"`
+}
+
+// predict applies the model to r: the Arrow vectors (in columns() order) and the JSON object.
+func (p *Predictor) predict(r schema.FeatureRecord) ([][]float32, any, error) {
+	pr, err := p.a.Apply(r.Vectors)
+	if err != nil {
+		return nil, nil, err
+	}
+	if p.m.Kind == model.Classification {
+		out := classOut{ModelVersion: p.m.ModelVersion, Class: pr.Class, Scores: map[string]float32{}}
+		scoreClasses := p.m.ScoreClasses()
+		for k, s := range pr.Scores {
+			out.Scores[scoreClasses[k]] = s
+		}
+		vecs := [][]float32{{float32(pr.ClassIndex)}, pr.Scores}
+		if pr.Probabilities != nil {
+			out.Probabilities = map[string]float32{}
+			for k, v := range pr.Probabilities {
+				out.Probabilities[p.m.Classes[k]] = v
+			}
+			vecs = append(vecs, pr.Probabilities)
+		}
+		return vecs, out, nil
+	}
+	out := regressionOut{ModelVersion: p.m.ModelVersion, Value: pr.Value, Interval: pr.Interval}
+	vecs := [][]float32{{out.Value}}
+	if pr.Interval != nil {
+		out.Coverage = p.coverage
+		vecs = append(vecs, pr.Interval[:])
+	}
+	return vecs, out, nil
+}
+
+// NewPredictionSink is embed's output with the model's predictions: JSON lines gain a
+// "prediction" object, the Arrow stream the prediction columns and the model's metadata.
+func NewPredictionSink(w io.Writer, format string, sp *spec.Spec, emb *embedding.Embedder, p *Predictor) Sink {
+	if format == FormatArrow {
+		out := schema.NewOutputMeta(sp, append(emb.Columns(), p.columns()...), p.meta()...)
+		return &arrowPredictionSink{sw: out.NewStreamWriter(w), p: p}
+	}
+	return &jsonlPredictionSink{w: bufio.NewWriter(w), out: schema.NewOutput(sp, emb.Columns()), p: p}
+}
+
+type arrowPredictionSink struct {
+	sw *schema.StreamWriter
+	p  *Predictor
+}
+
+func (s *arrowPredictionSink) Write(r schema.FeatureRecord) error {
+	vecs, _, err := s.p.predict(r)
+	if err != nil {
+		return err
+	}
+	r.Vectors = append(r.Vectors[:len(r.Vectors):len(r.Vectors)], vecs...)
+	return s.sw.Write(r)
+}
+
+func (s *arrowPredictionSink) Close() error { return s.sw.Close() }
+
+// predictedLine is a feature line with its prediction.
+type predictedLine struct {
+	schema.FeatureLine
+	Prediction any `json:"prediction"`
+}
+
+type jsonlPredictionSink struct {
+	w   *bufio.Writer
+	out *schema.Output
+	p   *Predictor
+}
+
+func (s *jsonlPredictionSink) Write(r schema.FeatureRecord) error {
+	_, pred, err := s.p.predict(r)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(predictedLine{FeatureLine: s.out.Line(r), Prediction: pred})
+	if err != nil {
+		return err
+	}
+	_, err = s.w.Write(append(b, '\n'))
+	return err
+}
+
+func (s *jsonlPredictionSink) Close() error { return s.w.Flush() }
