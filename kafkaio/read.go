@@ -188,3 +188,21 @@ func (c Cluster) readPartition(ctx context.Context, topic string, p int, r Offse
 		}
 	}
 }
+
+// Follow reads topic from its oldest records as member of the consumer group group and calls
+// fn for each record until fn returns false or ctx ends (then ctx's error): for tools that
+// wait for a known number of records, such as the predictions of sets they produced.
+func Follow(ctx context.Context, c Cluster, topic, group string, fn func(Record) bool) error {
+	rd := kafka.NewReader(kafka.ReaderConfig{Brokers: c.Brokers, GroupTopics: []string{topic}, GroupID: group,
+		Dialer: c.dialer, StartOffset: kafka.FirstOffset, MinBytes: 1, MaxBytes: featureFetchBytes, MaxWait: FetchMaxWait})
+	defer rd.Close()
+	for {
+		m, err := rd.ReadMessage(ctx)
+		if err != nil {
+			return c.Explain(ctx, fmt.Errorf("reading %s: %w", topic, err), "read", fmt.Sprintf("topic %q", topic))
+		}
+		if !fn(recordOf(m)) {
+			return nil
+		}
+	}
+}

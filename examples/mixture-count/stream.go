@@ -13,8 +13,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/segmentio/kafka-go"
-
 	"github.com/distfeat/distfeat/consumer"
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/metrics"
@@ -82,22 +80,24 @@ func stream(ctx context.Context, specPath, modelPath string, testSets []mixtureS
 	if err := pw.Close(); err != nil {
 		return streamed{}, err
 	}
-	r := kafka.NewReader(kafka.ReaderConfig{Brokers: b.Addrs(), GroupTopics: []string{predictions}, GroupID: "mixture-count-reader",
-		StartOffset: kafka.FirstOffset, MinBytes: 1, MaxBytes: 16 << 20, MaxWait: 50 * time.Millisecond})
-	defer r.Close()
 	out := streamed{Preds: map[string]schema.PredictionRecord{}}
-	for len(out.Preds) < len(testSets) {
-		m, err := r.ReadMessage(ctx)
+	var decodeErr error
+	err = kafkaio.Follow(ctx, kafkaio.PlainCluster(b.Addrs()), predictions, "mixture-count-reader", func(r kafkaio.Record) bool {
+		recs, err := schema.DecodePredictions(r.Value)
 		if err != nil {
-			return streamed{}, fmt.Errorf("reading the predictions after %d of %d sets: %w", len(out.Preds), len(testSets), err)
-		}
-		recs, err := schema.DecodePredictions(m.Value)
-		if err != nil {
-			return streamed{}, err
+			decodeErr = err
+			return false
 		}
 		for _, p := range recs {
 			out.Preds[p.Set] = p
 		}
+		return len(out.Preds) < len(testSets)
+	})
+	if err == nil {
+		err = decodeErr
+	}
+	if err != nil {
+		return streamed{}, fmt.Errorf("reading the predictions after %d of %d sets: %w", len(out.Preds), len(testSets), err)
 	}
 	out.Elapsed = time.Since(start)
 	in, se := 0, 0.0
