@@ -28,21 +28,15 @@ const EnvPrefix = "DISTFEAT_"
 // Config is the worker's configuration (docs/configuration.md). Each field's tags describe its
 // variable: env (the name after DISTFEAT_), envDefault, doc (one line for usage and the docs)
 // and values (the usage placeholder: allowed values or a unit; bool and duration fields take
-// theirs from the type).
+// theirs from the type). The groups the consumer and the processor read (Topics, Models,
+// Delivery and its Limits) are embedded: consumer.Config and processor.Config embed the same
+// structs, so a value has one name from the variable down and is never copied field by field.
+// The groups sit where their variables sit in the documented table.
 type Config struct {
-	Brokers     []string `env:"BROKERS" envDefault:"127.0.0.1:9092" envSeparator:"," values:"host:port,..." doc:"bootstrap brokers, comma-separated"`
-	InputTopic  string   `env:"INPUT_TOPIC" envDefault:"points" values:"topic" doc:"topic of input point records"`
-	OutputTopic string   `env:"OUTPUT_TOPIC" envDefault:"features" values:"topic" doc:"topic of feature records"`
-	DLQTopic    string   `env:"DLQ_TOPIC" envDefault:"points.dlq" values:"topic" doc:"dead-letter topic for invalid input"`
-	PointsTopic string   `env:"POINT_FEATURES_TOPIC" values:"topic" doc:"per-point features of the spec's marginal_transfer families (empty: off); a quarter of MAX_BUFFER_BYTES then holds windows' points"`
-	Group       string   `env:"GROUP" envDefault:"distfeat" values:"name" doc:"consumer group"`
-	Spec        string   `env:"SPEC" values:"file" doc:"feature spec JSON file (empty: the built-in default)"`
+	Topics
+	Spec string `env:"SPEC" values:"file" doc:"feature spec JSON file (empty: the built-in default)"`
 
-	Model            string  `env:"MODEL" values:"file" doc:"model file (distfeat fit) applied to every closed window, its prediction written to PREDICTIONS_TOPIC; fitted under another spec_id or for other columns: a start-up error naming both"`
-	ModelsTopic      string  `env:"MODELS_TOPIC" values:"topic" doc:"compacted topic of model files keyed by model name, read from the beginning and followed: the newest valid one named MODEL_NAME replaces the model for windows closing after it is read; a mismatched one is dead-lettered (empty: off)"`
-	ModelName        string  `env:"MODEL_NAME" values:"name" doc:"the key of this worker's model on MODELS_TOPIC (required with it)"`
-	ModelCoverage    float64 `env:"MODEL_COVERAGE" envDefault:"0.9" values:"coverage" doc:"a regression model's prediction interval coverage, one of the levels the model stores (0: no interval); a model without it is refused"`
-	PredictionsTopic string  `env:"PREDICTIONS_TOPIC" values:"topic" doc:"topic of the per-window predictions (empty: OUTPUT_TOPIC + .predictions when MODEL or MODELS_TOPIC is set)"`
+	Models
 
 	Window          string        `env:"WINDOW" envDefault:"set" values:"set|count|time|session" doc:"window mode"`
 	WindowSize      string        `env:"WINDOW_SIZE" values:"points|duration" doc:"window size: points (count) or a duration such as 10s (time); a start-up error with set or session windows, which have no size"`
@@ -52,15 +46,8 @@ type Config struct {
 	MaxEventLead    time.Duration `env:"MAX_EVENT_LEAD" envDefault:"1m" doc:"how far a record's event time t may run ahead of its Kafka timestamp; a record beyond it is dead-lettered as future and never moves the watermark (0 disables the bound)"`
 	IdleTimeout     time.Duration `env:"IDLE_TIMEOUT" envDefault:"60s" doc:"processing time without points before a window closes (0 disables)"`
 	MaxOpenWindows  int           `env:"MAX_OPEN_WINDOWS" envDefault:"1000" values:"windows" doc:"open windows per partition before the least recently updated is emitted"`
-	MaxMessageBytes int           `env:"MAX_MESSAGE_BYTES" envDefault:"1048576" values:"bytes" doc:"larger input records are dead-lettered as too_large"`
-	MaxOutputBytes  int           `env:"MAX_OUTPUT_BYTES" envDefault:"1000000" values:"bytes" doc:"largest output record and produce request; keep it below the broker's message.max.bytes (dead letters are cut to fit it)"`
-	MaxBufferBytes  int           `env:"MAX_BUFFER_BYTES" envDefault:"134217728" values:"bytes" doc:"memory budget for records held outside the sketches (fetched, queued, unacknowledged output), divided over the assigned partitions"`
 
-	AllowKeyless     bool `env:"ALLOW_KEYLESS" doc:"accept records without a Kafka key whose value names the set (safe only on a one-partition input topic: keyless records are spread over partitions and would split a set); off: such records are dead-lettered as no_key"`
-	ResetCheckpoints bool `env:"RESET_CHECKPOINTS" doc:"start even if the group's committed checkpoints were written under another spec, window mode or window parameters (resume from the committed offsets without replay suppression); set it for one start"`
-
-	SessionTimeout time.Duration `env:"SESSION_TIMEOUT" envDefault:"10s" doc:"consumer-group session timeout (heartbeats every tenth of it)"`
-	CommitInterval time.Duration `env:"COMMIT_INTERVAL" envDefault:"1s" doc:"how often each partition commits its safe offset"`
+	Delivery
 
 	MetricsAddr     string        `env:"METRICS_ADDR" envDefault:":9464" values:"host:port" doc:"serves /metrics, /healthz and /readyz; the default listens on every interface (container convention), set 127.0.0.1:9464 to keep it local"`
 	ShutdownTimeout time.Duration `env:"SHUTDOWN_TIMEOUT" envDefault:"20s" doc:"bound on the final flush and commit after SIGTERM"`
@@ -68,6 +55,51 @@ type Config struct {
 	LogFormat       string        `env:"LOG_FORMAT" envDefault:"text" values:"text|json" doc:"log format"`
 
 	Security
+}
+
+// Topics are the cluster, the topics and the consumer group a worker reads and writes.
+type Topics struct {
+	Brokers     []string `env:"BROKERS" envDefault:"127.0.0.1:9092" envSeparator:"," values:"host:port,..." doc:"bootstrap brokers, comma-separated"`
+	InputTopic  string   `env:"INPUT_TOPIC" envDefault:"points" values:"topic" doc:"topic of input point records"`
+	OutputTopic string   `env:"OUTPUT_TOPIC" envDefault:"features" values:"topic" doc:"topic of feature records"`
+	DLQTopic    string   `env:"DLQ_TOPIC" envDefault:"points.dlq" values:"topic" doc:"dead-letter topic for invalid input"`
+	PointsTopic string   `env:"POINT_FEATURES_TOPIC" values:"topic" doc:"per-point features of the spec's marginal_transfer families (empty: off); a quarter of MAX_BUFFER_BYTES then holds windows' points"`
+	Group       string   `env:"GROUP" envDefault:"distfeat" values:"name" doc:"consumer group"`
+}
+
+// Models are the model a worker applies to its closed windows and where it writes the
+// predictions (docs/fitting.md).
+type Models struct {
+	Model            string  `env:"MODEL" values:"file" doc:"model file (distfeat fit) applied to every closed window, its prediction written to PREDICTIONS_TOPIC; fitted under another spec_id or for other columns: a start-up error naming both"`
+	ModelsTopic      string  `env:"MODELS_TOPIC" values:"topic" doc:"compacted topic of model files keyed by model name, read from the beginning and followed: the newest valid one named MODEL_NAME replaces the model for windows closing after it is read; a mismatched one is dead-lettered (empty: off)"`
+	ModelName        string  `env:"MODEL_NAME" values:"name" doc:"the key of this worker's model on MODELS_TOPIC (required with it)"`
+	ModelCoverage    float64 `env:"MODEL_COVERAGE" envDefault:"0.9" values:"coverage" doc:"a regression model's prediction interval coverage, one of the levels the model stores (0: no interval); a model without it is refused"`
+	PredictionsTopic string  `env:"PREDICTIONS_TOPIC" values:"topic" doc:"topic of the per-window predictions (empty: OUTPUT_TOPIC + .predictions when MODEL or MODELS_TOPIC is set)"`
+}
+
+// Delivery is how a worker's consumer-group member takes records in and out: the record
+// bounds, the memory budget, keyless records, checkpoint resets, the group session and the
+// commit cadence.
+type Delivery struct {
+	Limits
+	MaxBufferBytes int `env:"MAX_BUFFER_BYTES" envDefault:"134217728" values:"bytes" doc:"memory budget for records held outside the sketches (fetched, queued, unacknowledged output), divided over the assigned partitions"`
+
+	AllowKeyless     bool `env:"ALLOW_KEYLESS" doc:"accept records without a Kafka key whose value names the set (safe only on a one-partition input topic: keyless records are spread over partitions and would split a set); off: such records are dead-lettered as no_key"`
+	ResetCheckpoints bool `env:"RESET_CHECKPOINTS" doc:"start even if the group's committed checkpoints were written under another spec, window mode or window parameters (resume from the committed offsets without replay suppression); set it for one start"`
+
+	SessionTimeout time.Duration `env:"SESSION_TIMEOUT" envDefault:"10s" doc:"consumer-group session timeout (heartbeats every tenth of it)"`
+	CommitInterval time.Duration `env:"COMMIT_INTERVAL" envDefault:"1s" doc:"how often each partition commits its safe offset"`
+}
+
+// Limits bound one record in and one record out; the processor enforces them (too_large dead
+// letters, dead letters cut to fit) and the consumer sizes its fetches, produce requests and
+// budget by them.
+type Limits struct {
+	MaxMessageBytes int `env:"MAX_MESSAGE_BYTES" envDefault:"1048576" values:"bytes" doc:"larger input records are dead-lettered as too_large"`
+	MaxOutputBytes  int `env:"MAX_OUTPUT_BYTES" envDefault:"1000000" values:"bytes" doc:"largest output record and produce request; keep it below the broker's message.max.bytes (dead letters are cut to fit it)"`
+	// MaxPointsPerRecord bounds the points of one input record (too_large). No variable sets
+	// it: it is DefaultMaxPointsPerRecord unless a caller of the packages sets it.
+	MaxPointsPerRecord int
 }
 
 // Security holds the TLS and SASL settings shared by every command that talks to a cluster
@@ -245,7 +277,7 @@ func (c *Config) Validate() error {
 		msg      string
 	}{
 		{"MAX_MESSAGE_BYTES", int64(c.MaxMessageBytes), 1, "must be > 0"},
-		{"MAX_OUTPUT_BYTES", int64(c.MaxOutputBytes), 8 << 10, "must be at least 8192 (room for a dead letter's headers)"},
+		{"MAX_OUTPUT_BYTES", int64(c.MaxOutputBytes), MinOutputBytes, "must be at least 8192 (room for a dead letter's headers)"},
 		{"MAX_BUFFER_BYTES", int64(c.MaxBufferBytes), 1 << 20, "must be at least 1048576 (1 MiB)"},
 		{"SESSION_TIMEOUT", int64(c.SessionTimeout), int64(100 * time.Millisecond), "must be at least 100ms"},
 		{"COMMIT_INTERVAL", int64(c.CommitInterval), 1, "must be > 0"},
@@ -265,16 +297,19 @@ func (c *Config) Validate() error {
 }
 
 // Predicting reports whether the worker applies a model (MODEL or MODELS_TOPIC).
-func (c *Config) Predicting() bool { return c.Model != "" || c.ModelsTopic != "" }
+func (c *Models) Predicting() bool { return c.Model != "" || c.ModelsTopic != "" }
 
-// PredictionsTopicName is the topic of the predictions: PREDICTIONS_TOPIC, else OUTPUT_TOPIC
-// + ".predictions" when the worker predicts, else "".
-func (c *Config) PredictionsTopicName() string {
+// PredictionsTopicName is the topic of the predictions: PREDICTIONS_TOPIC, else outputTopic
+// (OUTPUT_TOPIC) + ".predictions" when the worker predicts, else "".
+func (c *Models) PredictionsTopicName(outputTopic string) string {
 	if c.PredictionsTopic != "" || !c.Predicting() {
 		return c.PredictionsTopic
 	}
-	return c.OutputTopic + ".predictions"
+	return outputTopic + ".predictions"
 }
+
+// PredictionsTopicName is Models.PredictionsTopicName with the configured OUTPUT_TOPIC.
+func (c *Config) PredictionsTopicName() string { return c.Models.PredictionsTopicName(c.OutputTopic) }
 
 // validateModel checks the model variables: a models topic needs a name and a name a topic,
 // a predictions topic needs a model, the coverage is 0 or in (0, 1), and the predictions and

@@ -87,11 +87,14 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := config.Config{
-		Brokers: []string{"127.0.0.1:9092"}, InputTopic: "points", OutputTopic: "features",
-		DLQTopic: "points.dlq", Group: "distfeat", Window: "set", WindowGap: 30 * time.Second,
-		IdleTimeout: time.Minute, MaxEventLead: time.Minute, MaxOpenWindows: 1000, MaxMessageBytes: 1 << 20, MaxOutputBytes: 1_000_000, MaxBufferBytes: 128 << 20,
-		SessionTimeout: 10 * time.Second, CommitInterval: time.Second, MetricsAddr: ":9464",
-		ShutdownTimeout: 20 * time.Second, LogLevel: "info", LogFormat: "text", ModelCoverage: 0.9,
+		Topics: config.Topics{Brokers: []string{"127.0.0.1:9092"}, InputTopic: "points", OutputTopic: "features",
+			DLQTopic: "points.dlq", Group: "distfeat"},
+		Window: "set", WindowGap: 30 * time.Second,
+		IdleTimeout: time.Minute, MaxEventLead: time.Minute, MaxOpenWindows: 1000,
+		Delivery: config.Delivery{Limits: config.Limits{MaxMessageBytes: 1 << 20, MaxOutputBytes: 1_000_000}, MaxBufferBytes: 128 << 20,
+			SessionTimeout: 10 * time.Second, CommitInterval: time.Second},
+		MetricsAddr: ":9464", ShutdownTimeout: 20 * time.Second, LogLevel: "info", LogFormat: "text",
+		Models: config.Models{ModelCoverage: 0.9},
 	}
 	if got := *cfg; !reflect.DeepEqual(got, want) {
 		t.Errorf("defaults:\n got  %+v\n want %+v", got, want)

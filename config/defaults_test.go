@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -51,5 +52,37 @@ func TestDefaultsMatchTags(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("DISTFEAT_%s: documented default %q, the constant is %v", tc.name, doc, tc.want)
 		}
+	}
+}
+
+// TestSetDefaultsAreTheDocumentedOnes: zero groups filled by SetDefaults equal the groups
+// Load fills from the variables' documented defaults with nothing set (Brokers aside: the
+// packages below config have no default cluster), so a consumer.Config or processor.Config
+// built in code behaves as the worker does.
+func TestSetDefaultsAreTheDocumentedOnes(t *testing.T) {
+	loaded, err := FromEnv(map[string]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var topics Topics
+	topics.SetDefaults()
+	topics.Brokers = loaded.Brokers
+	if !reflect.DeepEqual(topics, loaded.Topics) {
+		t.Errorf("Topics.SetDefaults: %+v, documented %+v", topics, loaded.Topics)
+	}
+	var d Delivery
+	d.SetDefaults()
+	want := loaded.Delivery
+	want.MaxPointsPerRecord = DefaultMaxPointsPerRecord // no variable: Load leaves it zero
+	if d != want {
+		t.Errorf("Delivery.SetDefaults: %+v, documented %+v", d, want)
+	}
+	// Values already set stay.
+	set := Delivery{Limits: Limits{MaxMessageBytes: 7, MaxOutputBytes: 9000, MaxPointsPerRecord: 3}, MaxBufferBytes: 5,
+		SessionTimeout: time.Minute, CommitInterval: time.Hour, AllowKeyless: true}
+	got := set
+	got.SetDefaults()
+	if got != set {
+		t.Errorf("SetDefaults changed set values: %+v, want %+v", got, set)
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/distfeat/distfeat/config"
 )
 
 // Memory budget (DISTFEAT_MAX_BUFFER_BYTES). What a worker holds besides its windows' sketches
@@ -39,10 +37,6 @@ type budget struct {
 	floor     int64 // the least a partition may hold whatever the budget
 	requested int64 // the share the budget gives (may be below floor)
 }
-
-// DefaultMaxBufferBytes is the default memory budget for buffered records
-// (DISTFEAT_MAX_BUFFER_BYTES: config.DefaultMaxBufferBytes, 128 MiB).
-const DefaultMaxBufferBytes = config.DefaultMaxBufferBytes
 
 // newBudget divides total bytes over partitions for records of up to maxRecord bytes (the
 // input limit plus room for the broker's larger too_large records) and output records of up

@@ -67,8 +67,8 @@ func TestBufferedBytesBounded(t *testing.T) {
 	}
 	h.produceRaw(msgs...)
 
-	bud := newBudget(cfg.MaxBufferBytes, 1, cfg.MaxMessageBytes+(1<<20), 1_000_000)
-	bound := float64(cfg.MaxBufferBytes - bud.fetchBytes())
+	bud := newBudget(int64(cfg.MaxBufferBytes), 1, cfg.MaxMessageBytes+(1<<20), 1_000_000)
+	bound := float64(int64(cfg.MaxBufferBytes) - bud.fetchBytes())
 	held := func() float64 {
 		return testutilCounter(rw.metrics.BufferedBytes.WithLabelValues("queue")) +
 			testutilCounter(rw.metrics.BufferedBytes.WithLabelValues("output"))

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/segmentio/kafka-go"
 
+	"github.com/distfeat/distfeat/config"
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/metrics"
 	"github.com/distfeat/distfeat/internal/testbroker"
@@ -73,9 +74,9 @@ func (h *harness) config(group string, wc window.Config) Config {
 		wc.MaxOpen = 1000
 	}
 	return Config{
-		Brokers: h.env.Brokers, InputTopic: h.env.Points, OutputTopic: h.env.Features, DLQTopic: h.env.DLQ,
-		Group: group, Window: wc, CommitInterval: 100 * time.Millisecond,
-		SessionTimeout: 2 * time.Second, HeartbeatInterval: 200 * time.Millisecond, RebalanceTimeout: 2 * time.Second,
+		Topics:   config.Topics{Brokers: h.env.Brokers, InputTopic: h.env.Points, OutputTopic: h.env.Features, DLQTopic: h.env.DLQ, Group: group},
+		Delivery: config.Delivery{CommitInterval: 100 * time.Millisecond, SessionTimeout: 2 * time.Second},
+		Window:   wc, HeartbeatInterval: 200 * time.Millisecond, RebalanceTimeout: 2 * time.Second,
 		ShutdownTimeout: 10 * time.Second,
 	}
 }

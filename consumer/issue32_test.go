@@ -10,6 +10,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/distfeat/distfeat/config"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/window"
 )
@@ -82,8 +83,8 @@ func TestWorkerSilentGarbage(t *testing.T) {
 	if !strings.Contains(l, "level=WARN") || !strings.Contains(l, `\"far\" (2 of 3)`) || !strings.Contains(l, "distfeat calibrate") {
 		t.Errorf("no clipping WARN naming the set and the remedy in the log:\n%s", l)
 	}
-	if got := testutilCounter(rw.metrics.BufferLimit); got != float64(DefaultMaxBufferBytes) {
-		t.Errorf("buffer_limit_bytes %v, want %d", got, DefaultMaxBufferBytes)
+	if got := testutilCounter(rw.metrics.BufferLimit); got != float64(config.DefaultMaxBufferBytes) {
+		t.Errorf("buffer_limit_bytes %v, want %d", got, config.DefaultMaxBufferBytes)
 	}
 	if got := testutilCounter(rw.metrics.Ready); got != 1 || !rw.w.Ready() {
 		t.Errorf("distfeat_ready %v while Ready() is %v; want 1 and true", got, rw.w.Ready())

@@ -87,19 +87,19 @@ func checkSize(a *model.Applier, maxOutput int) error {
 func newModels(cfg Config, specID string, cols []model.Column, m *metrics.Metrics, log *slog.Logger) (*models, error) {
 	s := &models{name: cfg.ModelName, specID: specID, cols: cols, coverage: cfg.ModelCoverage, m: m, log: log}
 	if s.name == "" {
-		s.name = cfg.ModelFile
+		s.name = cfg.Model
 	}
-	if cfg.ModelFile != "" {
-		mod, err := model.Load(cfg.ModelFile)
+	if cfg.Model != "" {
+		mod, err := model.Load(cfg.Model)
 		if err != nil {
 			return nil, fmt.Errorf("consumer: DISTFEAT_MODEL: %w", err)
 		}
 		a, err := model.NewApplier(mod, specID, cols, cfg.ModelCoverage)
 		if err == nil {
-			err = checkSize(a, cfg.OutputBatchBytes)
+			err = checkSize(a, cfg.MaxOutputBytes)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("consumer: DISTFEAT_MODEL %s: %w", cfg.ModelFile, err)
+			return nil, fmt.Errorf("consumer: DISTFEAT_MODEL %s: %w", cfg.Model, err)
 		}
 		s.set(a, "file")
 	}
@@ -244,7 +244,7 @@ func (w *Worker) modelRecord(ctx context.Context, m kafka.Message) {
 	}
 	a, err := model.ParseFor(m.Value, w.models.specID, w.models.cols, w.models.coverage)
 	if err == nil {
-		err = checkSize(a, w.cfg.OutputBatchBytes)
+		err = checkSize(a, w.cfg.MaxOutputBytes)
 	}
 	if err != nil {
 		reason := model.RefusedReason(err)
@@ -268,7 +268,7 @@ func (w *Worker) deadLetterModel(ctx context.Context, m kafka.Message, reason st
 		hdrs[i] = processor.Header{Key: h.Key, Value: h.Value}
 	}
 	dl := processor.ModelDeadLetter(processor.Record{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset,
-		Key: m.Key, Value: m.Value, Headers: hdrs, Time: m.Time}, reason, err, w.cfg.OutputBatchBytes)
+		Key: m.Key, Value: m.Value, Headers: hdrs, Time: m.Time}, reason, err, w.cfg.MaxOutputBytes)
 	km := kafka.Message{Topic: w.cfg.DLQTopic, Key: dl.Key, Value: dl.Value, Time: dl.Time}
 	for _, h := range dl.Headers {
 		km.Headers = append(km.Headers, kafka.Header{Key: h.Key, Value: h.Value})

@@ -103,7 +103,7 @@ func TestWorkerModelsTopic(t *testing.T) {
 		kafka.Message{Key: []byte("other"), Value: bBytes})
 
 	cfg := h.config("models", window.Config{})
-	cfg.PredictionsTopic, cfg.ModelsTopic, cfg.ModelName, cfg.ModelFile, cfg.ModelCoverage = env.Extra["features.predictions"], env.Extra["models"], "m", modelPath, 0.9
+	cfg.PredictionsTopic, cfg.ModelsTopic, cfg.ModelName, cfg.Model, cfg.ModelCoverage = env.Extra["features.predictions"], env.Extra["models"], "m", modelPath, 0.9
 	feats, preds, dlq := h.collect(env.Features), h.collect(env.Extra["features.predictions"]), h.collect(env.DLQ)
 	rw := h.start(cfg, nil)
 

@@ -137,17 +137,17 @@ func (w *Worker) remedy(f outputFailure) string {
 	case snake(kafka.MessageSizeTooLarge.Title()), snake(kafka.InvalidRecord.Title()), snake(kafka.RecordListTooLarge.Title()):
 		if f.msg != nil && f.msg.Topic == w.cfg.OutputTopic {
 			return fmt.Sprintf("feature record of set %q window-id %s is %d bytes: raise the broker's message.max.bytes (or the topic's max.message.bytes) and DISTFEAT_MAX_OUTPUT_BYTES (now %d), or reduce the spec's features (D); the partition waits until it fits",
-				truncateLabel(string(f.msg.Key)), headerValue(*f.msg, schema.HeaderWindowID), len(f.msg.Value), w.cfg.OutputBatchBytes)
+				truncateLabel(string(f.msg.Key)), headerValue(*f.msg, schema.HeaderWindowID), len(f.msg.Value), w.cfg.MaxOutputBytes)
 		}
 		if f.msg != nil && w.cfg.PointsTopic != "" && f.msg.Topic == w.cfg.PointsTopic {
 			return fmt.Sprintf("per-point record of set %q window-id %s is %d bytes: per-point records are cut to DISTFEAT_MAX_OUTPUT_BYTES (now %d); set it below the broker's message.max.bytes (or the topic's max.message.bytes)",
-				truncateLabel(string(f.msg.Key)), headerValue(*f.msg, schema.HeaderWindowID), len(f.msg.Value), w.cfg.OutputBatchBytes)
+				truncateLabel(string(f.msg.Key)), headerValue(*f.msg, schema.HeaderWindowID), len(f.msg.Value), w.cfg.MaxOutputBytes)
 		}
 		if f.msg != nil {
 			return fmt.Sprintf("dead letter of source offset %s is %d bytes: dead letters are cut to DISTFEAT_MAX_OUTPUT_BYTES (now %d); set it below the broker's message.max.bytes (or the topic's max.message.bytes)",
-				headerValue(*f.msg, schema.HeaderSourceOffset), len(f.msg.Value), w.cfg.OutputBatchBytes)
+				headerValue(*f.msg, schema.HeaderSourceOffset), len(f.msg.Value), w.cfg.MaxOutputBytes)
 		}
-		return fmt.Sprintf("a record exceeds the output limit: set DISTFEAT_MAX_OUTPUT_BYTES (now %d) below the broker's message.max.bytes", w.cfg.OutputBatchBytes)
+		return fmt.Sprintf("a record exceeds the output limit: set DISTFEAT_MAX_OUTPUT_BYTES (now %d) below the broker's message.max.bytes", w.cfg.MaxOutputBytes)
 	case snake(kafka.UnknownTopicOrPartition.Title()):
 		if w.cfg.PointsTopic != "" && f.topic == w.cfg.PointsTopic {
 			return fmt.Sprintf("topic %q does not exist: create it (DISTFEAT_POINT_FEATURES_TOPIC=%s); nothing is lost meanwhile", f.topic, w.cfg.PointsTopic)

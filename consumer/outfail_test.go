@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
+	"github.com/distfeat/distfeat/config"
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/metrics"
 	"github.com/distfeat/distfeat/internal/testbroker"
@@ -77,7 +78,7 @@ func TestFeatureRecordTooLargeAtStartup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Brokers: []string{"127.0.0.1:1"}, Window: window.Config{Mode: "set", MaxOpen: 10}}
+	cfg := Config{Topics: config.Topics{Brokers: []string{"127.0.0.1:1"}}, Window: window.Config{Mode: "set", MaxOpen: 10}}
 	m := metrics.New(prometheus.NewRegistry(), "test")
 	for _, tc := range []struct {
 		limit int
@@ -86,7 +87,7 @@ func TestFeatureRecordTooLargeAtStartup(t *testing.T) {
 		{size - 1, false},
 		{size, true},
 	} {
-		cfg.OutputBatchBytes = tc.limit
+		cfg.MaxOutputBytes = tc.limit
 		_, err := NewWorker(cfg, emb, out, m, nil, nil)
 		if tc.ok != (err == nil) {
 			t.Errorf("limit %d for %d-byte records: NewWorker error %v, want ok=%v", tc.limit, size, err, tc.ok)

@@ -89,14 +89,12 @@ func (p *partition) newProcessor() error {
 	w := p.w
 	obs := &observer{m: w.metrics, log: w.log, partition: p.id, finalize: w.finalizeSeconds, clips: w.clips}
 	proc, err := processor.New(processor.Config{
-		Window:             w.cfg.Window,
-		MaxMessageBytes:    w.cfg.MaxMessageBytes,
-		MaxPointsPerRecord: w.cfg.MaxPointsPerRecord,
-		AllowKeyless:       w.cfg.AllowKeyless,
-		Group:              w.cfg.Group,
-		MaxOutputBytes:     w.cfg.OutputBatchBytes,
-		Points:             w.points,
-		Models:             w.processorModels(),
+		Window:       w.cfg.Window,
+		Limits:       w.cfg.Limits,
+		AllowKeyless: w.cfg.AllowKeyless,
+		Group:        w.cfg.Group,
+		Points:       w.points,
+		Models:       w.processorModels(),
 	}, w.emb, w.out, obs, w.clock)
 	if err != nil {
 		return err
@@ -266,7 +264,7 @@ func (p *partition) run(ctx, genCtx context.Context) error {
 			if err := p.handle(r, msgs); err != nil {
 				return err
 			}
-			if len(p.pending) >= w.cfg.FlushMessages || p.pendingBytes >= int64(w.cfg.OutputBatchBytes) {
+			if len(p.pending) >= w.cfg.FlushMessages || p.pendingBytes >= int64(w.cfg.MaxOutputBytes) {
 				_ = p.flush(loopCtx) // fails only when the loop is ending
 			}
 		case <-flushTick.C:
@@ -289,7 +287,7 @@ func (p *partition) handle(r fetchedRecord, more <-chan fetchedRecord) error {
 	limit := min(fetchBatch, max(p.w.cfg.FlushMessages-len(p.pending), 1))
 	// Dead letters are as large as their records: take no more input bytes than the pending
 	// output has room for before the next flush (at least one record).
-	room := int64(p.w.cfg.OutputBatchBytes) - p.pendingBytes
+	room := int64(p.w.cfg.MaxOutputBytes) - p.pendingBytes
 	p.fetched = append(p.fetched[:0], r.Prepared)
 	taken, held := r.size, r.held
 drain:

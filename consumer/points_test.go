@@ -45,7 +45,7 @@ func TestWorkerPointFeatures(t *testing.T) {
 	h := &harness{t: t, env: env, emb: emb, out: schema.NewOutput(sp, emb.Columns()), tr: tr}
 	cfg := h.config("points", window.Config{})
 	cfg.PointsTopic = env.Extra[pointsTopic]
-	cfg.OutputBatchBytes = 64 << 10 // 128 features: about 120 points per record
+	cfg.MaxOutputBytes = 64 << 10 // 128 features: about 120 points per record
 	rw := h.start(cfg, nil)
 
 	sets := randomSets(3, "mt", 6, 400, 1_732_000_000_000)
@@ -82,8 +82,8 @@ func TestWorkerPointFeatures(t *testing.T) {
 	next := map[string]int64{}
 	pm := emb.PointMaps()[0]
 	for _, m := range msgs {
-		if len(m.Value) > cfg.OutputBatchBytes {
-			t.Fatalf("per-point record of %d bytes over the limit %d", len(m.Value), cfg.OutputBatchBytes)
+		if len(m.Value) > cfg.MaxOutputBytes {
+			t.Fatalf("per-point record of %d bytes over the limit %d", len(m.Value), cfg.MaxOutputBytes)
 		}
 		rows, _, err := schema.DecodePoints(m.Value)
 		if err != nil {

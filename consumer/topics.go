@@ -125,7 +125,7 @@ func pointOutput(cfg Config, emb *embedding.Embedder) (*schema.PointOutput, erro
 		cols = append(cols, embedding.Column{Name: m.Name(), Family: m.Name(), Len: m.Len()})
 	}
 	out := schema.NewPointOutput(emb.Spec(), cols)
-	if _, err := processor.PointChunk(emb, out, cfg.OutputBatchBytes); err != nil {
+	if _, err := processor.PointChunk(emb, out, cfg.MaxOutputBytes); err != nil {
 		return nil, fmt.Errorf("consumer: %w", err)
 	}
 	return out, nil

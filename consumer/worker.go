@@ -35,81 +35,59 @@ import (
 	"github.com/distfeat/distfeat/window"
 )
 
-// Config configures a Worker. Zero values take the defaults noted on each field.
+// Config configures a Worker. It embeds the groups of config.Config the worker reads, so the
+// service hands them down whole; zero fields take the documented defaults (config's
+// SetDefaults), the fields below them the defaults noted on each.
 type Config struct {
-	Brokers     []string
-	InputTopic  string // default "points"
-	OutputTopic string // default "features"
-	DLQTopic    string // default "points.dlq"
-	Group       string // default "distfeat"
-	// PointsTopic, if set, receives the per-point features of the spec's marginal_transfer
-	// families (processor.PointFeature), committed after acknowledgement like the feature
-	// records. The embedder must retain points (embedding.WithPointRetention). "": off.
-	PointsTopic string
-	// PredictionsTopic receives each closed window's prediction by the model in force
-	// (processor.Prediction), committed after acknowledgement like the feature records.
-	// Required when ModelFile or ModelsTopic is set.
-	PredictionsTopic string
-	// ModelFile is a model file put in force at start; one fitted under another spec_id or
-	// for other columns, or without an interval at ModelCoverage, fails NewWorker with an
-	// error naming both. "": none (until the models topic has one).
-	ModelFile string
-	// ModelsTopic is a compacted topic of model files keyed by model name, read from its
-	// first offset before the worker joins the group and followed afterwards: the newest
-	// valid model named ModelName replaces the model in force for the windows finalised
-	// after it is read; a mismatched one is dead-lettered (model_<reason>) and the model in
-	// force stays (docs/fitting.md). "": off.
-	ModelsTopic string
-	ModelName   string
-	// ModelCoverage is a regression model's interval coverage (0: no interval).
-	ModelCoverage float64
+	// Topics: the brokers, the input, output and dead-letter topics and the group. PointsTopic,
+	// if set, receives the per-point features of the spec's marginal_transfer families
+	// (processor.PointFeature), committed after acknowledgement like the feature records;
+	// the embedder must then retain points (embedding.WithPointRetention).
+	config.Topics
+	// Models: Model is a model file put in force at start; one fitted under another spec_id
+	// or for other columns, or without an interval at ModelCoverage, fails NewWorker with an
+	// error naming both. ModelsTopic is a compacted topic of model files keyed by model name,
+	// read from its first offset before the worker joins the group and followed afterwards:
+	// the newest valid model named ModelName replaces the model in force for the windows
+	// finalised after it is read; a mismatched one is dead-lettered (model_<reason>) and the
+	// model in force stays (docs/fitting.md). Each closed window's prediction goes to
+	// PredictionsTopic (default: OutputTopic + ".predictions"), committed after
+	// acknowledgement like the feature records.
+	config.Models
+	// Delivery: the record limits (an input value over MaxMessageBytes is dead-lettered as
+	// too_large; MaxOutputBytes bounds one produce request per partition, kafka-go
+	// BatchBytes, and so every output record, dead letters cut to fit it), the memory budget
+	// MaxBufferBytes for the records held outside the sketches (fetched and not yet
+	// processed, output not yet acknowledged; see budget.go) divided over the partitions of
+	// each generation, AllowKeyless (processor.Config), ResetCheckpoints (a partition whose
+	// committed checkpoint was written under another spec or window mode restarts from the
+	// committed offset without replay suppression; without it Run fails on it,
+	// processor.ErrCheckpointMismatch), the group's SessionTimeout and how often each
+	// partition tries to commit (CommitInterval).
+	config.Delivery
+	// ShutdownTimeout bounds the final flush and commit on shutdown. Default 20 s.
+	ShutdownTimeout time.Duration
 
 	Window window.Config
 
-	// MaxMessageBytes bounds an input record's value; larger records are dead-lettered as
-	// too_large. Default 1 MiB.
-	MaxMessageBytes int
-	// MaxPointsPerRecord bounds the points of one input record. Default 1<<20.
-	MaxPointsPerRecord int
-	// AllowKeyless accepts records without a key whose value names the set (processor.Config);
-	// by default they are dead-lettered as no_key.
-	AllowKeyless bool
-	// CommitInterval is how often each partition tries to commit. Default 1 s.
-	CommitInterval time.Duration
 	// FlushInterval bounds how long a finished feature record waits for companions before
-	// it is written. Default 5 ms.
+	// it is written. Default DefaultFlushInterval.
 	FlushInterval time.Duration
-	// FlushMessages is the number of pending output messages that triggers a write. Default 256.
+	// FlushMessages is the number of pending output messages that triggers a write. Default
+	// DefaultFlushMessages.
 	FlushMessages int
-	// OutputBatchBytes bounds one produce request per partition (kafka-go BatchBytes), and
-	// so every output record: dead letters are cut to fit it. It must stay below the broker's
-	// message.max.bytes (1 MiB by default). Default 1,000,000; at least 8 KiB.
-	OutputBatchBytes int
 	// MaxInFlight is the number of unacknowledged output batches per partition before the
-	// partition stops reading (back-pressure). Default 4.
+	// partition stops reading (back-pressure). Default DefaultMaxInFlight.
 	MaxInFlight int
 	// PermanentRetry is how often an output write that failed permanently (a record over
 	// the broker's size limit, a deleted topic, missing authorisation) is tried again while
 	// the partition waits for the operator's fix. Default 30 s.
 	PermanentRetry time.Duration
-	// ShutdownTimeout bounds the final flush and commit on shutdown. Default 20 s.
-	ShutdownTimeout time.Duration
-	// SessionTimeout and HeartbeatInterval of the consumer group. Defaults 10 s and 1 s.
-	SessionTimeout    time.Duration
+	// HeartbeatInterval of the consumer group. Default a tenth of SessionTimeout.
 	HeartbeatInterval time.Duration
-	// RebalanceTimeout is how long the coordinator waits for members to rejoin. Default 10 s.
+	// RebalanceTimeout is how long the coordinator waits for members to rejoin. Default
+	// SessionTimeout.
 	RebalanceTimeout time.Duration
-
-	// MaxBufferBytes bounds the bytes of records the worker holds outside its sketches:
-	// fetched and not yet processed, and output not yet acknowledged (see budget.go). It is
-	// divided over the partitions of each generation. Default 128 MiB.
-	MaxBufferBytes int64
-
-	// ResetCheckpoints lets a worker start on a group whose committed checkpoints were
-	// written under another spec or window mode: such partitions restart from the committed
-	// offset without replay suppression (windows after it are emitted again, computed the
-	// new way). Without it, Run fails on them (processor.ErrCheckpointMismatch).
-	ResetCheckpoints bool
 
 	// Dialer (TLS/SASL) is used by the consumer group and readers; Transport by the writer
 	// and the offset client. Nil: plain TCP.
@@ -119,57 +97,37 @@ type Config struct {
 	User string
 }
 
+// The defaults of the output pipeline's settings, which no variable sets.
+const (
+	DefaultFlushInterval = 5 * time.Millisecond
+	DefaultFlushMessages = 256
+	DefaultMaxInFlight   = 4
+)
+
 func (c *Config) setDefaults() {
-	if c.InputTopic == "" {
-		c.InputTopic = config.DefaultInputTopic
-	}
-	if c.OutputTopic == "" {
-		c.OutputTopic = config.DefaultOutputTopic
-	}
-	if c.DLQTopic == "" {
-		c.DLQTopic = config.DefaultDLQTopic
-	}
-	if c.Group == "" {
-		c.Group = config.DefaultGroup
-	}
-	if c.MaxMessageBytes <= 0 {
-		c.MaxMessageBytes = config.DefaultMaxMessageBytes
-	}
-	if c.MaxPointsPerRecord <= 0 {
-		c.MaxPointsPerRecord = 1 << 20
-	}
-	if c.CommitInterval <= 0 {
-		c.CommitInterval = config.DefaultCommitInterval
+	c.Topics.SetDefaults()
+	c.Delivery.SetDefaults()
+	c.PredictionsTopic = c.PredictionsTopicName(c.OutputTopic)
+	if c.ShutdownTimeout <= 0 {
+		c.ShutdownTimeout = config.DefaultShutdownTimeout
 	}
 	if c.FlushInterval <= 0 {
-		c.FlushInterval = 5 * time.Millisecond
+		c.FlushInterval = DefaultFlushInterval
 	}
 	if c.FlushMessages <= 0 {
-		c.FlushMessages = 256
-	}
-	if c.OutputBatchBytes <= 0 {
-		c.OutputBatchBytes = config.DefaultMaxOutputBytes
+		c.FlushMessages = DefaultFlushMessages
 	}
 	if c.MaxInFlight <= 0 {
-		c.MaxInFlight = 4
-	}
-	if c.MaxBufferBytes <= 0 {
-		c.MaxBufferBytes = DefaultMaxBufferBytes
+		c.MaxInFlight = DefaultMaxInFlight
 	}
 	if c.PermanentRetry <= 0 {
 		c.PermanentRetry = permanentRetry
 	}
-	if c.ShutdownTimeout <= 0 {
-		c.ShutdownTimeout = config.DefaultShutdownTimeout
-	}
-	if c.SessionTimeout <= 0 {
-		c.SessionTimeout = config.DefaultSessionTimeout
-	}
 	if c.HeartbeatInterval <= 0 {
-		c.HeartbeatInterval = time.Second
+		c.HeartbeatInterval = c.SessionTimeout / 10
 	}
 	if c.RebalanceTimeout <= 0 {
-		c.RebalanceTimeout = 10 * time.Second
+		c.RebalanceTimeout = c.SessionTimeout
 	}
 }
 
@@ -179,7 +137,7 @@ type Worker struct {
 	emb     *embedding.Embedder
 	out     *schema.Output
 	points  *schema.PointOutput // per-point output (Config.PointsTopic), or nil
-	models  *models             // the model in force (Config.ModelFile, ModelsTopic), or nil
+	models  *models             // the model in force (Config.Model, ModelsTopic), or nil
 	metrics *metrics.Metrics
 	log     *slog.Logger
 	clock   window.Clock
@@ -213,8 +171,8 @@ func NewWorker(cfg Config, emb *embedding.Embedder, out *schema.Output, m *metri
 	if err := cfg.Window.Validate(); err != nil {
 		return nil, fmt.Errorf("consumer: %w", err)
 	}
-	if cfg.OutputBatchBytes < processor.MinOutputBytes {
-		return nil, fmt.Errorf("consumer: DISTFEAT_MAX_OUTPUT_BYTES %d is below the minimum %d", cfg.OutputBatchBytes, processor.MinOutputBytes)
+	if cfg.MaxOutputBytes < config.MinOutputBytes {
+		return nil, fmt.Errorf("consumer: DISTFEAT_MAX_OUTPUT_BYTES %d is below the minimum %d", cfg.MaxOutputBytes, config.MinOutputBytes)
 	}
 	if emb == nil || out == nil || m == nil {
 		return nil, errors.New("consumer: embedder, output and metrics are required")
@@ -222,7 +180,7 @@ func NewWorker(cfg Config, emb *embedding.Embedder, out *schema.Output, m *metri
 	if err := processor.CheckWorkerSpec(emb, cfg.Window.Mode); err != nil {
 		return nil, fmt.Errorf("consumer: DISTFEAT_SPEC: %w", err)
 	}
-	if err := checkFeatureSize(emb, out, cfg.OutputBatchBytes); err != nil {
+	if err := checkFeatureSize(emb, out, cfg.MaxOutputBytes); err != nil {
 		return nil, err
 	}
 	var points *schema.PointOutput
@@ -235,10 +193,7 @@ func NewWorker(cfg Config, emb *embedding.Embedder, out *schema.Output, m *metri
 		log = slog.Default()
 	}
 	var mods *models
-	if cfg.ModelFile != "" || cfg.ModelsTopic != "" {
-		if cfg.PredictionsTopic == "" {
-			return nil, errors.New("consumer: a model (DISTFEAT_MODEL or DISTFEAT_MODELS_TOPIC) needs a predictions topic (DISTFEAT_PREDICTIONS_TOPIC)")
-		}
+	if cfg.Predicting() {
 		if cfg.ModelsTopic != "" && cfg.ModelName == "" {
 			return nil, errors.New("consumer: DISTFEAT_MODELS_TOPIC needs DISTFEAT_MODEL_NAME")
 		}
@@ -266,7 +221,7 @@ func NewWorker(cfg Config, emb *embedding.Embedder, out *schema.Output, m *metri
 			RequiredAcks: kafka.RequireAll,
 			BatchTimeout: time.Millisecond,
 			BatchSize:    cfg.FlushMessages,
-			BatchBytes:   int64(cfg.OutputBatchBytes),
+			BatchBytes:   int64(cfg.MaxOutputBytes),
 			MaxAttempts:  3,
 			Transport:    transport,
 		},
@@ -505,7 +460,7 @@ func partitionLabel(p int) string { return strconv.Itoa(p) }
 // partitionBudget divides MaxBufferBytes over a generation's partitions, warning when the
 // budget is below what that many partitions hold at least.
 func (w *Worker) partitionBudget(partitions int) budget {
-	b := newBudget(w.cfg.MaxBufferBytes, partitions, w.cfg.MaxMessageBytes+(1<<20), w.cfg.OutputBatchBytes)
+	b := newBudget(int64(w.cfg.MaxBufferBytes), partitions, w.cfg.MaxMessageBytes+(1<<20), w.cfg.MaxOutputBytes)
 	if partitions > 0 && b.requested < b.floor {
 		w.log.Warn("DISTFEAT_MAX_BUFFER_BYTES is below what the assigned partitions hold at least; memory may exceed it",
 			"max_buffer_bytes", w.cfg.MaxBufferBytes, "partitions", partitions, "per_partition", b.requested, "per_partition_floor", b.floor)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/distfeat/distfeat/config"
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/window"
@@ -191,7 +192,7 @@ func badInputScript(t *testing.T) *inputScript {
 func TestBadInputMatrix(t *testing.T) {
 	e := newEnv(t, rejectSpec)
 	s := badInputScript(t)
-	cfg := Config{MaxMessageBytes: 16 << 10, MaxPointsPerRecord: 64}
+	cfg := Config{Limits: config.Limits{MaxMessageBytes: 16 << 10, MaxPointsPerRecord: 64}}
 	var first []Message
 	for _, batch := range []int{1, 0, 7} {
 		t.Run(fmt.Sprintf("batch=%d", batch), func(t *testing.T) {

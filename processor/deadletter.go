@@ -12,10 +12,6 @@ import (
 // MaxErrorDetail bounds the error-detail header of a dead letter, in bytes.
 const MaxErrorDetail = 1024
 
-// MinOutputBytes is the smallest Config.MaxOutputBytes: room for a dead letter's own headers
-// (error-detail is at most MaxErrorDetail, a topic name at most 249 bytes) with a wide margin.
-const MinOutputBytes = 8 << 10
-
 // maxValuePrefix bounds the prefix of the original value that a truncated dead letter keeps:
 // enough to recognise the record in a DLQ viewer; the source headers locate the original.
 const maxValuePrefix = 1 << 10

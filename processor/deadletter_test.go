@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/distfeat/distfeat/config"
 	"github.com/distfeat/distfeat/schema"
 )
 
@@ -57,7 +58,7 @@ func TestDeadLetterFits(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p, c := e.newProc(Config{MaxOutputBytes: limit, MaxMessageBytes: 4 * limit}, nil)
+			p, c := e.newProc(Config{Limits: config.Limits{MaxOutputBytes: limit, MaxMessageBytes: 4 * limit}}, nil)
 			rec := Record{Topic: topic, Partition: 3, Offset: 9, Key: tc.key, Value: tc.value, Headers: tc.headers}
 			_, dead := split(processAll(t, p, []Record{rec}, 0))
 			if len(dead) != 1 || c.dead != 1 {

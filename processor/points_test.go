@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/distfeat/distfeat/config"
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/spec"
@@ -57,7 +58,7 @@ func pointProcWindow(t *testing.T, budget int64, maxOutput int, wc window.Config
 		cols = append(cols, embedding.Column{Name: m.Name(), Len: m.Len()})
 	}
 	c := &pointCounts{}
-	p, err := New(Config{Window: wc, MaxOutputBytes: maxOutput, Points: schema.NewPointOutput(sp, cols)},
+	p, err := New(Config{Window: wc, Limits: config.Limits{MaxOutputBytes: maxOutput}, Points: schema.NewPointOutput(sp, cols)},
 		emb, schema.NewOutput(sp, emb.Columns()), c, nil)
 	if err != nil {
 		t.Fatal(err)

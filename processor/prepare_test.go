@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/distfeat/distfeat/config"
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/spec"
@@ -36,7 +37,7 @@ func TestPreparedMatchesProcess(t *testing.T) {
 		restore int // restore both from the serial commit point after this many records (0: fresh)
 	}
 	cases := []tc{
-		{name: "bad input", spec: rejectSpec, cfg: Config{MaxMessageBytes: 16 << 10, MaxPointsPerRecord: 64}, recs: bad.recs},
+		{name: "bad input", spec: rejectSpec, cfg: Config{Limits: config.Limits{MaxMessageBytes: 16 << 10, MaxPointsPerRecord: 64}}, recs: bad.recs},
 	}
 	for _, wc := range modes {
 		recs := withMarkers(replayStream(t, 21))
@@ -164,7 +165,7 @@ func (e *env) serialAndPrepared(cfg Config, restore *CommitPoint, recs []Record,
 // letter count nothing.
 func TestPrepareDecodedBytes(t *testing.T) {
 	e := newEnv(t, smallSpec)
-	p, _ := e.newProc(Config{MaxMessageBytes: 1 << 10}, nil)
+	p, _ := e.newProc(Config{Limits: config.Limits{MaxMessageBytes: 1 << 10}}, nil)
 	pts := randomPoints(embedding.NewRNG(3, "prepare"), 10)
 	cases := []struct {
 		name string

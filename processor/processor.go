@@ -32,11 +32,13 @@ import (
 type Config struct {
 	// Window configures the windows (validated with window.Config.Validate).
 	Window window.Config
-	// MaxMessageBytes bounds an input record's value; larger records are dead-lettered as
-	// too_large before decoding. Default 1 MiB.
-	MaxMessageBytes int
-	// MaxPointsPerRecord bounds the points of one input record (too_large). Default 1<<20.
-	MaxPointsPerRecord int
+	// Limits bound the records: an input value over MaxMessageBytes (before decoding) or with
+	// more than MaxPointsPerRecord points is dead-lettered as too_large; MaxOutputBytes is the
+	// largest output record the caller's writer and the broker accept (the consumer's
+	// writer's BatchBytes), dead letters are cut to fit it (schema.HeaderValueTruncated).
+	// Zero fields take the documented defaults (config.Limits.SetDefaults); MaxOutputBytes is
+	// at least config.MinOutputBytes.
+	config.Limits
 	// AllowKeyless accepts records without a key whose value names the set. By default
 	// they are dead-lettered as no_key: a keyless record lands on whatever partition the
 	// producer's partitioner picks, so a set sent without keys is split across partitions
@@ -44,10 +46,6 @@ type Config struct {
 	// when every set's records reach one partition anyway (a one-partition topic, or a
 	// producer that partitions by set itself).
 	AllowKeyless bool
-	// MaxOutputBytes is the largest output record the caller's writer and the broker accept
-	// (the consumer passes its writer's BatchBytes). Dead letters are cut to fit it (see
-	// schema.HeaderValueTruncated). Default 1,000,000; at least MinOutputBytes.
-	MaxOutputBytes int
 	// Group is the consumer group whose close markers this Processor applies; markers of
 	// other groups reading the same topic are ignored. "": every marker.
 	Group string
@@ -76,15 +74,7 @@ type Config struct {
 }
 
 func (c *Config) setDefaults() {
-	if c.MaxOutputBytes == 0 {
-		c.MaxOutputBytes = config.DefaultMaxOutputBytes
-	}
-	if c.MaxMessageBytes <= 0 {
-		c.MaxMessageBytes = config.DefaultMaxMessageBytes
-	}
-	if c.MaxPointsPerRecord <= 0 {
-		c.MaxPointsPerRecord = 1 << 20
-	}
+	c.Limits.SetDefaults()
 	if c.FinalizeWorkers <= 0 {
 		c.FinalizeWorkers = runtime.GOMAXPROCS(0)
 	}
@@ -167,8 +157,8 @@ func New(cfg Config, emb *embedding.Embedder, out *schema.Output, obs Observer, 
 	if emb == nil || out == nil {
 		return nil, errors.New("processor: embedder and output are required")
 	}
-	if cfg.MaxOutputBytes < MinOutputBytes {
-		return nil, fmt.Errorf("processor: MaxOutputBytes %d is below the minimum %d", cfg.MaxOutputBytes, MinOutputBytes)
+	if cfg.MaxOutputBytes < config.MinOutputBytes {
+		return nil, fmt.Errorf("processor: MaxOutputBytes %d is below the minimum %d", cfg.MaxOutputBytes, config.MinOutputBytes)
 	}
 	if obs == nil {
 		obs = NopObserver{}

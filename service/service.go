@@ -43,13 +43,11 @@ func Serve(ctx context.Context, cfg *config.Config, log *slog.Logger, started fu
 	// until they close: a quarter of DISTFEAT_MAX_BUFFER_BYTES holds them, the rest is the
 	// records' budget as without it.
 	opts := []embedding.Option{embedding.WithAddWorkers(runtime.GOMAXPROCS(0))}
-	bufferBytes := int64(cfg.MaxBufferBytes)
-	if bufferBytes <= 0 {
-		bufferBytes = consumer.DefaultMaxBufferBytes
-	}
+	delivery := cfg.Delivery
+	delivery.SetDefaults()
 	if cfg.PointsTopic != "" {
-		opts = append(opts, embedding.WithPointRetention(embedding.NewPointBudget(bufferBytes/4)))
-		bufferBytes -= bufferBytes / 4
+		opts = append(opts, embedding.WithPointRetention(embedding.NewPointBudget(int64(delivery.MaxBufferBytes/4))))
+		delivery.MaxBufferBytes -= delivery.MaxBufferBytes / 4
 	}
 	emb, err := embedding.New(sp, opts...)
 	if err != nil {
@@ -85,15 +83,8 @@ func Serve(ctx context.Context, cfg *config.Config, log *slog.Logger, started fu
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := metrics.New(reg, buildinfo.String())
 	w, err := consumer.NewWorker(consumer.Config{
-		Brokers: cfg.Brokers, InputTopic: cfg.InputTopic, OutputTopic: cfg.OutputTopic,
-		DLQTopic: cfg.DLQTopic, PointsTopic: cfg.PointsTopic, Group: cfg.Group, Window: wcfg,
-		MaxMessageBytes: cfg.MaxMessageBytes, OutputBatchBytes: cfg.MaxOutputBytes, ShutdownTimeout: cfg.ShutdownTimeout,
-		SessionTimeout: cfg.SessionTimeout, HeartbeatInterval: cfg.SessionTimeout / 10,
-		RebalanceTimeout: cfg.SessionTimeout, CommitInterval: cfg.CommitInterval,
-		ResetCheckpoints: cfg.ResetCheckpoints, AllowKeyless: cfg.AllowKeyless, MaxBufferBytes: bufferBytes,
-		Dialer: dialer, Transport: transport, User: cfg.SASLUsername,
-		PredictionsTopic: cfg.PredictionsTopicName(), ModelFile: cfg.Model, ModelsTopic: cfg.ModelsTopic,
-		ModelName: cfg.ModelName, ModelCoverage: cfg.ModelCoverage,
+		Topics: cfg.Topics, Models: cfg.Models, Delivery: delivery, ShutdownTimeout: cfg.ShutdownTimeout,
+		Window: wcfg, Dialer: dialer, Transport: transport, User: cfg.SASLUsername,
 	}, emb, schema.NewOutput(sp, emb.Columns()), m, log, window.SystemClock{})
 	if err != nil {
 		return err

@@ -15,11 +15,12 @@ import (
 // testConfig is a worker configuration for the embedded broker b.
 func testConfig(addrs []string) *config.Config {
 	return &config.Config{
-		Brokers: addrs, InputTopic: testbroker.TopicPoints, OutputTopic: testbroker.TopicFeatures,
-		DLQTopic: testbroker.TopicDLQ, Group: "service-test", Window: "set",
-		IdleTimeout: time.Minute, MaxOpenWindows: 1000, MaxMessageBytes: 1 << 20, MaxOutputBytes: 1 << 20,
+		Topics: config.Topics{Brokers: addrs, InputTopic: testbroker.TopicPoints, OutputTopic: testbroker.TopicFeatures,
+			DLQTopic: testbroker.TopicDLQ, Group: "service-test"},
+		Window: "set", IdleTimeout: time.Minute, MaxOpenWindows: 1000,
+		Delivery: config.Delivery{Limits: config.Limits{MaxMessageBytes: 1 << 20, MaxOutputBytes: 1 << 20},
+			SessionTimeout: 6 * time.Second, CommitInterval: 100 * time.Millisecond},
 		MetricsAddr: "127.0.0.1:0", ShutdownTimeout: 10 * time.Second, LogLevel: "error", LogFormat: "text",
-		SessionTimeout: 6 * time.Second, CommitInterval: 100 * time.Millisecond,
 	}
 }
 

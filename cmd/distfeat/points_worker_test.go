@@ -55,11 +55,12 @@ func TestWorkerPointsMatchEmbed(t *testing.T) {
 
 	// The worker.
 	cfg := &config.Config{
-		Brokers: b.Addrs(), InputTopic: testbroker.TopicPoints, OutputTopic: testbroker.TopicFeatures,
-		DLQTopic: testbroker.TopicDLQ, PointsTopic: pointsTopic, Group: "points-e2e", Window: "set", Spec: specPath,
-		IdleTimeout: time.Minute, MaxOpenWindows: 1000, MaxMessageBytes: 1 << 20, MaxOutputBytes: 64 << 10,
+		Topics: config.Topics{Brokers: b.Addrs(), InputTopic: testbroker.TopicPoints, OutputTopic: testbroker.TopicFeatures,
+			DLQTopic: testbroker.TopicDLQ, PointsTopic: pointsTopic, Group: "points-e2e"},
+		Window: "set", Spec: specPath, IdleTimeout: time.Minute, MaxOpenWindows: 1000,
+		Delivery: config.Delivery{Limits: config.Limits{MaxMessageBytes: 1 << 20, MaxOutputBytes: 64 << 10},
+			SessionTimeout: 6 * time.Second, CommitInterval: 100 * time.Millisecond},
 		MetricsAddr: "127.0.0.1:0", ShutdownTimeout: 10 * time.Second, LogLevel: "error", LogFormat: "text",
-		SessionTimeout: 6 * time.Second, CommitInterval: 100 * time.Millisecond,
 	}
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)

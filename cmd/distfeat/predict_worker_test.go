@@ -293,12 +293,14 @@ func TestWorkerPredictions(t *testing.T) {
 	// 7 calibration sets hold intervals at 0.5 and 0.8 (TestFitRegressionAndRefusals).
 	const coverage = 0.8
 	cfg := &config.Config{
-		Brokers: b.Addrs(), InputTopic: testbroker.TopicPoints, OutputTopic: testbroker.TopicFeatures,
-		DLQTopic: testbroker.TopicDLQ, Group: "predict-e2e", Window: "set", Spec: shapesSpec,
-		Model: regL2, ModelsTopic: modelsTopic, ModelName: modelName, ModelCoverage: coverage,
-		IdleTimeout: time.Minute, MaxOpenWindows: 1000, MaxMessageBytes: 1 << 20, MaxOutputBytes: 1_000_000,
+		Topics: config.Topics{Brokers: b.Addrs(), InputTopic: testbroker.TopicPoints, OutputTopic: testbroker.TopicFeatures,
+			DLQTopic: testbroker.TopicDLQ, Group: "predict-e2e"},
+		Window: "set", Spec: shapesSpec,
+		Models:      config.Models{Model: regL2, ModelsTopic: modelsTopic, ModelName: modelName, ModelCoverage: coverage},
+		IdleTimeout: time.Minute, MaxOpenWindows: 1000,
+		Delivery: config.Delivery{Limits: config.Limits{MaxMessageBytes: 1 << 20, MaxOutputBytes: 1_000_000},
+			SessionTimeout: 6 * time.Second, CommitInterval: 100 * time.Millisecond},
 		MetricsAddr: "127.0.0.1:0", ShutdownTimeout: 10 * time.Second, LogLevel: "error", LogFormat: "text",
-		SessionTimeout: 6 * time.Second, CommitInterval: 100 * time.Millisecond,
 	}
 	if cfg.PredictionsTopicName() != predictionsTopic {
 		t.Fatalf("default predictions topic %q", cfg.PredictionsTopicName())
@@ -390,10 +392,11 @@ func TestWorkerModelRefusedAtStart(t *testing.T) {
 		{foreign, 0.8, []string{"DISTFEAT_MODEL", mForeign.SpecID, sp.ID()}},
 		{own, 0.9, []string{"DISTFEAT_MODEL", "not 0.9"}}, // 7 calibration sets: no 0.9 interval
 	} {
-		cfg := &config.Config{Brokers: []string{"127.0.0.1:1"}, InputTopic: "points", OutputTopic: "features", DLQTopic: "points.dlq",
-			Group: "g", Window: "set", Spec: shapesSpec, Model: tc.model, ModelCoverage: tc.coverage, MaxOpenWindows: 10,
-			MaxMessageBytes: 1 << 20, MaxOutputBytes: 1_000_000, MetricsAddr: "127.0.0.1:0", ShutdownTimeout: time.Second,
-			SessionTimeout: time.Second, CommitInterval: time.Second, LogLevel: "error", LogFormat: "text"}
+		cfg := &config.Config{Topics: config.Topics{Brokers: []string{"127.0.0.1:1"}, InputTopic: "points", OutputTopic: "features", DLQTopic: "points.dlq",
+			Group: "g"}, Window: "set", Spec: shapesSpec, Models: config.Models{Model: tc.model, ModelCoverage: tc.coverage}, MaxOpenWindows: 10,
+			Delivery: config.Delivery{Limits: config.Limits{MaxMessageBytes: 1 << 20, MaxOutputBytes: 1_000_000},
+				SessionTimeout: time.Second, CommitInterval: time.Second},
+			MetricsAddr: "127.0.0.1:0", ShutdownTimeout: time.Second, LogLevel: "error", LogFormat: "text"}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		err := service.Serve(ctx, cfg, service.NewLogger(io.Discard, "error", "text"), nil)
 		cancel()

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/distfeat/distfeat/config"
 	"github.com/distfeat/distfeat/consumer"
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/metrics"
@@ -54,8 +55,10 @@ func stream(ctx context.Context, specPath, modelPath string, testSets []mixtureS
 	defer b.Close()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	w, err := consumer.NewWorker(consumer.Config{
-		Brokers: b.Addrs(), Group: "mixture-count", PredictionsTopic: predictions, ModelFile: modelPath, ModelCoverage: 0.9,
-		Window: window.Config{Mode: window.ModeSet, MaxOpen: 1000, IdleTimeout: time.Minute}, CommitInterval: 100 * time.Millisecond,
+		Topics:   config.Topics{Brokers: b.Addrs(), Group: "mixture-count"},
+		Models:   config.Models{PredictionsTopic: predictions, Model: modelPath, ModelCoverage: 0.9},
+		Window:   window.Config{Mode: window.ModeSet, MaxOpen: 1000, IdleTimeout: time.Minute},
+		Delivery: config.Delivery{CommitInterval: 100 * time.Millisecond},
 	}, emb, schema.NewOutput(sp, emb.Columns()), metrics.New(nil, "mixture-count"), log, nil)
 	if err != nil {
 		return streamed{}, err

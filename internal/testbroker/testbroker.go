@@ -62,14 +62,15 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/distfeat/distfeat/config"
 )
 
-// Default topic names, matching docs/configuration.md (DISTFEAT_INPUT_TOPIC, _OUTPUT_TOPIC,
-// _DLQ_TOPIC).
+// The worker's default topic names (DISTFEAT_INPUT_TOPIC, _OUTPUT_TOPIC, _DLQ_TOPIC).
 const (
-	TopicPoints   = "points"
-	TopicFeatures = "features"
-	TopicDLQ      = "points.dlq"
+	TopicPoints   = config.DefaultInputTopic
+	TopicFeatures = config.DefaultOutputTopic
+	TopicDLQ      = config.DefaultDLQTopic
 )
 
 // DefaultPartitions is the partition count of the seeded topics when Options.Partitions is 0.

@@ -17,6 +17,8 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/distfeat/distfeat/cmd/distfeat/internal/cli"
+	"github.com/distfeat/distfeat/config"
+	"github.com/distfeat/distfeat/consumer"
 	"github.com/distfeat/distfeat/internal/outfile"
 	"github.com/distfeat/distfeat/internal/synth"
 	"github.com/distfeat/distfeat/internal/testbroker"
@@ -210,7 +212,7 @@ func rawCopy(ctx context.Context, brokers []string, src, dst string, records int
 		return 0, err
 	}
 	w := &kafka.Writer{Addr: kafka.TCP(brokers...), Topic: dst, Balancer: &kafka.Murmur2Balancer{Consistent: true},
-		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: 256, BatchBytes: 1_000_000}
+		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: consumer.DefaultFlushMessages, BatchBytes: config.DefaultMaxOutputBytes}
 	defer w.Close()
 	var copied atomic.Int64
 	start := time.Now()

@@ -244,11 +244,12 @@ func (d *demoReader) onBad(m kafkaio.Record, err error) {
 // demoWorkerConfig is a worker configuration for the demo's embedded broker.
 func demoWorkerConfig(brokers []string) *config.Config {
 	return &config.Config{
-		Brokers: brokers, InputTopic: testbroker.TopicPoints, OutputTopic: testbroker.TopicFeatures,
-		DLQTopic: testbroker.TopicDLQ, Group: "distfeat-demo", Window: "set",
-		IdleTimeout: time.Minute, MaxOpenWindows: 1000, MaxMessageBytes: 1 << 20,
+		Topics: config.Topics{Brokers: brokers, InputTopic: testbroker.TopicPoints, OutputTopic: testbroker.TopicFeatures,
+			DLQTopic: testbroker.TopicDLQ, Group: "distfeat-demo"},
+		Window: "set", IdleTimeout: time.Minute, MaxOpenWindows: 1000,
+		Delivery: config.Delivery{Limits: config.Limits{MaxMessageBytes: 1 << 20},
+			SessionTimeout: 6 * time.Second, CommitInterval: time.Second},
 		MetricsAddr: "127.0.0.1:0", ShutdownTimeout: 10 * time.Second, LogLevel: "info", LogFormat: "text",
-		SessionTimeout: 6 * time.Second, CommitInterval: time.Second,
 	}
 }
 

@@ -18,16 +18,17 @@ import (
 	"time"
 
 	"github.com/distfeat/distfeat/cmd/distfeat/internal/cli"
+	"github.com/distfeat/distfeat/consumer"
 	"github.com/distfeat/distfeat/internal/outfile"
 )
 
-// Output buffering of one partition loop, from consumer.Config's documented defaults
-// (MaxInFlight 4 unacknowledged batches plus the pending one, FlushMessages 256 records
-// each), and the window manager's free list of released sketches (min(MaxOpen, 256) per
-// partition, window/manager.go). They enter the stated memory bound of --keys mode.
+// Output buffering of one partition loop, from consumer.Config's defaults (MaxInFlight
+// unacknowledged batches plus the pending one, FlushMessages records each), and the window
+// manager's free list of released sketches (min(MaxOpen, 256) per partition,
+// window/manager.go). They enter the stated memory bound of --keys mode.
 const (
-	soakOutputBatches   = 4 + 1
-	soakOutputBatchMsgs = 256
+	soakOutputBatches   = consumer.DefaultMaxInFlight + 1
+	soakOutputBatchMsgs = consumer.DefaultFlushMessages
 	soakFreeListCap     = 256
 	// soakGCFactor: with GOGC=100 the Go heap may grow to twice the live heap before a
 	// collection, and freed pages return to the OS lazily, so RSS can reach ~2× live.
