@@ -323,6 +323,39 @@ func (e *Embedder) SequentialColumns() []SequentialColumn {
 	return out
 }
 
+// SequentialWarnings says, for each two_sample family with `ert` whose deployment's run time
+// between false alarms may be more than ±20% from the ERT because of its reference's
+// sampling error (sequential.Detector.Advise; docs/drift.md), by how much, and what
+// reference size would keep it within ±20%; for windows of windowPoints points (0: not known
+// in advance, quoted for sequential.DefaultSpreadWindow). The worker and `embed` print them
+// at start-up.
+func (e *Embedder) SequentialWarnings(windowPoints int64) []string {
+	n, of := windowPoints, ""
+	if n <= 0 {
+		n, of = sequential.DefaultSpreadWindow, " (their size is not known in advance)"
+	}
+	var out []string
+	for i, f := range e.fams {
+		t, ok := f.(*twoSampleFamily)
+		if !ok || t.seq == nil {
+			continue
+		}
+		m, ert := t.ref.Points(), t.seq.ERT()
+		a := t.seq.Advise(m, n)
+		if a.Short >= (1-a.Within)*ert && a.Long <= (1+a.Within)*ert {
+			continue
+		}
+		w := fmt.Sprintf("two_sample family %q: ert %g windows holds on average over references, not for one: with this reference of %d points and windows of %d points%s, "+
+			"the windows' evidence level varies by about ±%.2f from reference to reference, and this deployment's mean time between false alarms lies between about %.0f and %.0f windows (± one standard deviation of the reference's sampling error)",
+			e.names[i], ert, m, n, of, a.Spread, a.Short, a.Long)
+		if a.Points > 0 {
+			w += fmt.Sprintf("; a reference of about %d points would keep it within ±%.0f%%", a.Points, 100*a.Within)
+		}
+		out = append(out, w+" (docs/drift.md)")
+	}
+	return out
+}
+
 // DriftColumn locates a two_sample family's vector among an Embedder's columns.
 type DriftColumn struct {
 	// Column is the index in Columns (and in each finalised window's vectors).

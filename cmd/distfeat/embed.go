@@ -64,6 +64,9 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	for _, w := range emb.SequentialWarnings(0) {
+		fmt.Fprintln(stderr, "embed: warning: "+w)
+	}
 	var pred *predictor
 	if *modelPath != "" {
 		if pred, err = loadPredictor(*modelPath, *coverage, sp, emb); err != nil {

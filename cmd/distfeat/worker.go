@@ -69,6 +69,9 @@ func serveWorker(ctx context.Context, cfg *config.Config, log *slog.Logger, star
 	if err != nil {
 		return err
 	}
+	for _, w := range emb.SequentialWarnings(wcfg.PointsPerWindow()) {
+		log.Warn(w)
+	}
 	dialer, transport, err := kafkaconn.Clients(&cfg.Security)
 	if err != nil {
 		return err

@@ -1,0 +1,84 @@
+package sequential
+
+import (
+	"math"
+
+	"github.com/distfeat/distfeat/internal/numeric"
+)
+
+// One deployment's run time depends on its reference (docs/drift.md): every window is
+// compared with the same reference sample, whose sampling error is shared by all of them, so
+// the windows' evidence −ln p has a mean μ that differs from 1 by a reference-to-reference
+// spread, and the CUSUM's run time is exponential in μ. The functions here estimate that
+// spread from the reference's and the windows' sizes and turn it into a range of run times,
+// for the start-up warning of the worker and `embed`.
+
+// Spread model: ±spreadAt·((n/m)/spreadRatio)^spreadExponent, fitted to
+// TestStudyReferenceSpread (Gaussian data, the default collection; docs/drift.md quotes the
+// measurements).
+const (
+	spreadAt       = 0.14
+	spreadRatio    = 100.0 / 2000
+	spreadExponent = 0.32
+)
+
+// DefaultSpreadWindow is the window size the spread is quoted for when the windows' size is
+// not known in advance (set windows): the size it was measured at.
+const DefaultSpreadWindow = 100
+
+// EvidenceSpread estimates the standard deviation, across references of m points, of the
+// mean evidence of windows of n points tested against one reference (0 for m or n ≤ 0).
+func EvidenceSpread(m, n int64) float64 {
+	if m <= 0 || n <= 0 {
+		return 0
+	}
+	return spreadAt * numeric.Exp(spreadExponent*numeric.Log(float64(n)/float64(m)/spreadRatio))
+}
+
+// RunTimeAt is the detector's mean run length, in windows, when the windows' evidence is
+// exponential with mean mu instead of 1: the chain of the same integer CUSUM with K/μ and
+// scale c·μ (the cap EMax then applies at EMax/μ, which changes nothing measurable).
+func (d *Detector) RunTimeAt(mu float64) float64 {
+	return NullARL(d.k/mu, d.scale*mu, Levels)
+}
+
+// ReferenceAdvice is what a reference's size means for one deployment's false alarms.
+type ReferenceAdvice struct {
+	// Spread is the estimated spread of the evidence level (EvidenceSpread).
+	Spread float64
+	// Short and Long are the run times between false alarms, in windows, at evidence
+	// levels 1 + Spread and 1 − Spread: about two references in three fall between them.
+	Short, Long float64
+	// Points is the reference size whose spread keeps both within ±Within of the ERT.
+	Points int64
+	// Within is the tolerance Points is for (0.2).
+	Within float64
+}
+
+// Advise estimates the spread of one deployment's run time for a reference of m points and
+// windows of n points, and the reference size that keeps it within ±20% of the ERT.
+func (d *Detector) Advise(m, n int64) ReferenceAdvice {
+	const within = 0.2
+	s := EvidenceSpread(m, n)
+	a := ReferenceAdvice{Spread: s, Short: d.RunTimeAt(1 + s), Long: d.RunTimeAt(1 - s), Within: within}
+	// The largest spread whose run times stay within ±20% (the run time falls as μ grows):
+	// bisection on s, then the model inverted for m.
+	ok := func(s float64) bool {
+		return d.RunTimeAt(1+s) >= (1-within)*d.ert && d.RunTimeAt(1-s) <= (1+within)*d.ert
+	}
+	lo, hi := 0.0, 0.5
+	for range 16 {
+		mid := (lo + hi) / 2
+		if ok(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	if lo > 0 && n > 0 {
+		// s = spreadAt·((n/m)/spreadRatio)^b  ⇔  m = n/(spreadRatio·(s/spreadAt)^(1/b)).
+		ratio := spreadRatio * numeric.Exp(numeric.Log(lo/spreadAt)/spreadExponent)
+		a.Points = int64(math.Ceil(float64(n) / ratio))
+	}
+	return a
+}
