@@ -41,7 +41,7 @@ func TestTwoSampleSequentialColumn(t *testing.T) {
 			if len(sc) != 0 {
 				t.Errorf("no ert: sequential columns %+v", sc)
 			}
-			if w := e.SequentialWarnings(100); len(w) != 0 {
+			if w := e.SequentialWarnings(); len(w) != 0 {
 				t.Errorf("no ert: warnings %q", w)
 			}
 			continue
@@ -55,17 +55,14 @@ func TestTwoSampleSequentialColumn(t *testing.T) {
 		}
 		// The start-up warning: the example's 2000-point reference is far from the size that
 		// keeps one deployment's run time within ±20%; its numbers are Advise's.
-		adv := want.Advise(2000, 250)
-		warns := e.SequentialWarnings(250)
-		for _, part := range []string{`family "d"`, "reference of 2000 points", "windows of 250 points",
+		adv := want.Advise(2000)
+		warns := e.SequentialWarnings()
+		for _, part := range []string{`family "d"`, "reference of 2000 points",
 			fmt.Sprintf("±%.2f", adv.Spread), fmt.Sprintf("between about %.0f and %.0f windows", adv.Short, adv.Long),
 			fmt.Sprintf("about %d points", adv.Points)} {
 			if len(warns) != 1 || !strings.Contains(warns[0], part) {
 				t.Errorf("ert %v: warnings %q, want one containing %q", tc.ert, warns, part)
 			}
-		}
-		if w := e.SequentialWarnings(0); len(w) != 1 || !strings.Contains(w[0], "windows of 100 points (their size is not known in advance)") {
-			t.Errorf("ert %v: unknown window size: warnings %q", tc.ert, w)
 		}
 		sk := e.NewSketch()
 		sk.Add([]float64{0.3, 0.4, 0.5, 0.6, 0.7, 0.2})

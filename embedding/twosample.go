@@ -326,14 +326,8 @@ func (e *Embedder) SequentialColumns() []SequentialColumn {
 // SequentialWarnings says, for each two_sample family with `ert` whose deployment's run time
 // between false alarms may be more than ±20% from the ERT because of its reference's
 // sampling error (sequential.Detector.Advise; docs/drift.md), by how much, and what
-// reference size would keep it within ±20%; for windows of windowPoints points (0: not known
-// in advance, quoted for sequential.DefaultSpreadWindow). The worker and `embed` print them
-// at start-up.
-func (e *Embedder) SequentialWarnings(windowPoints int64) []string {
-	n, of := windowPoints, ""
-	if n <= 0 {
-		n, of = sequential.DefaultSpreadWindow, " (their size is not known in advance)"
-	}
+// reference size would keep it within ±20%. The worker and `embed` print them at start-up.
+func (e *Embedder) SequentialWarnings() []string {
 	var out []string
 	for i, f := range e.fams {
 		t, ok := f.(*twoSampleFamily)
@@ -341,15 +335,15 @@ func (e *Embedder) SequentialWarnings(windowPoints int64) []string {
 			continue
 		}
 		m, ert := t.ref.Points(), t.seq.ERT()
-		a := t.seq.Advise(m, n)
+		a := t.seq.Advise(m)
 		if a.Short >= (1-a.Within)*ert && a.Long <= (1+a.Within)*ert {
 			continue
 		}
-		w := fmt.Sprintf("two_sample family %q: ert %g windows holds on average over references, not for one: with this reference of %d points and windows of %d points%s, "+
+		w := fmt.Sprintf("two_sample family %q: ert %g windows holds on average over references, not for one: with this reference of %d points, "+
 			"the windows' evidence level varies by about ±%.2f from reference to reference, and this deployment's mean time between false alarms lies between about %.0f and %.0f windows (± one standard deviation of the reference's sampling error)",
-			e.names[i], ert, m, n, of, a.Spread, a.Short, a.Long)
+			e.names[i], ert, m, a.Spread, a.Short, a.Long)
 		if a.Points > 0 {
-			w += fmt.Sprintf("; a reference of about %d points would keep it within ±%.0f%%", a.Points, 100*a.Within)
+			w += fmt.Sprintf("; a reference of about %d points would keep it within ±%.0f%% (extrapolated)", a.Points, 100*a.Within)
 		}
 		out = append(out, w+" (docs/drift.md)")
 	}

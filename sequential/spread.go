@@ -10,29 +10,28 @@ import (
 // compared with the same reference sample, whose sampling error is shared by all of them, so
 // the windows' evidence −ln p has a mean μ that differs from 1 by a reference-to-reference
 // spread, and the CUSUM's run time is exponential in μ. The functions here estimate that
-// spread from the reference's and the windows' sizes and turn it into a range of run times,
-// for the start-up warning of the worker and `embed`.
+// spread from the reference's size and turn it into a range of run times, for the start-up
+// warning of the worker and `embed`.
 
-// Spread model: ±spreadAt·((n/m)/spreadRatio)^spreadExponent, fitted to
-// TestStudyReferenceSpread (Gaussian data, the default collection; docs/drift.md quotes the
-// measurements).
+// Spread model: ±spreadAt·(m/spreadPoints)^−spreadExponent, the least-squares line in logs
+// through TestStudyReferenceSpread's measurements (Gaussian data, the default collection,
+// 30 references per size): ±0.21, 0.08, 0.07 for m = 2000, 8000, 32000 and windows of 100
+// points, ±0.21, 0.10, 0.05 for windows of 400, and an earlier ±0.14, 0.09 (100 points). The
+// window's size made no measurable difference between 100 and 400 points; each value has
+// a sampling error of about 20%.
 const (
-	spreadAt       = 0.14
-	spreadRatio    = 100.0 / 2000
-	spreadExponent = 0.32
+	spreadAt       = 0.17
+	spreadPoints   = 2000.0
+	spreadExponent = 0.4
 )
 
-// DefaultSpreadWindow is the window size the spread is quoted for when the windows' size is
-// not known in advance (set windows): the size it was measured at.
-const DefaultSpreadWindow = 100
-
 // EvidenceSpread estimates the standard deviation, across references of m points, of the
-// mean evidence of windows of n points tested against one reference (0 for m or n ≤ 0).
-func EvidenceSpread(m, n int64) float64 {
-	if m <= 0 || n <= 0 {
+// mean evidence −ln p of windows tested against one reference (0 for m ≤ 0).
+func EvidenceSpread(m int64) float64 {
+	if m <= 0 {
 		return 0
 	}
-	return spreadAt * numeric.Exp(spreadExponent*numeric.Log(float64(n)/float64(m)/spreadRatio))
+	return spreadAt * numeric.Exp(-spreadExponent*numeric.Log(float64(m)/spreadPoints))
 }
 
 // RunTimeAt is the detector's mean run length, in windows, when the windows' evidence is
@@ -55,11 +54,12 @@ type ReferenceAdvice struct {
 	Within float64
 }
 
-// Advise estimates the spread of one deployment's run time for a reference of m points and
-// windows of n points, and the reference size that keeps it within ±20% of the ERT.
-func (d *Detector) Advise(m, n int64) ReferenceAdvice {
+// Advise estimates the spread of one deployment's run time for a reference of m points, and
+// the reference size that keeps it within ±20% of the ERT (beyond the measured sizes, an
+// extrapolation of the spread model).
+func (d *Detector) Advise(m int64) ReferenceAdvice {
 	const within = 0.2
-	s := EvidenceSpread(m, n)
+	s := EvidenceSpread(m)
 	a := ReferenceAdvice{Spread: s, Short: d.RunTimeAt(1 + s), Long: d.RunTimeAt(1 - s), Within: within}
 	// The largest spread whose run times stay within ±20% (the run time falls as μ grows):
 	// bisection on s, then the model inverted for m.
@@ -75,10 +75,9 @@ func (d *Detector) Advise(m, n int64) ReferenceAdvice {
 			hi = mid
 		}
 	}
-	if lo > 0 && n > 0 {
-		// s = spreadAt·((n/m)/spreadRatio)^b  ⇔  m = n/(spreadRatio·(s/spreadAt)^(1/b)).
-		ratio := spreadRatio * numeric.Exp(numeric.Log(lo/spreadAt)/spreadExponent)
-		a.Points = int64(math.Ceil(float64(n) / ratio))
+	if lo > 0 {
+		// s = spreadAt·(m/spreadPoints)^−b  ⇔  m = spreadPoints·(spreadAt/s)^(1/b).
+		a.Points = int64(math.Ceil(spreadPoints * numeric.Exp(numeric.Log(spreadAt/lo)/spreadExponent)))
 	}
 	return a
 }

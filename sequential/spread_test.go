@@ -49,34 +49,31 @@ func TestRunTimeAtSimulated(t *testing.T) {
 
 // TestAdvise: the advised reference size is consistent with the spread model: at that size
 // both run times are within ±20% of the ERT, at a quarter of it they are not; a bigger
-// reference or a smaller window narrows the range.
+// reference narrows the range.
 func TestAdvise(t *testing.T) {
 	for _, ert := range []float64{100, 1000, 1e4} {
 		d, err := Calibrate(ert, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		a := d.Advise(2000, 100)
+		a := d.Advise(2000)
 		if !(a.Short < ert && a.Long > ert) {
 			t.Errorf("ERT %v: range %.0f … %.0f does not hold the ERT", ert, a.Short, a.Long)
 		}
 		if a.Points <= 2000 {
 			t.Fatalf("ERT %v: advised %d points, no more than the 2000 that miss ±20%%", ert, a.Points)
 		}
-		at := d.Advise(a.Points, 100)
+		at := d.Advise(a.Points)
 		// The bisection stops within 0.5/2¹⁶ of the largest spread that passes: allow 0.2%.
 		if at.Short < 0.798*ert || at.Long > 1.202*ert {
 			t.Errorf("ERT %v: at the advised %d points the range is %.0f … %.0f, beyond ±20%%", ert, a.Points, at.Short, at.Long)
 		}
-		if q := d.Advise(a.Points/4, 100); q.Short >= 0.8*ert && q.Long <= 1.2*ert {
+		if q := d.Advise(a.Points / 4); q.Short >= 0.8*ert && q.Long <= 1.2*ert {
 			t.Errorf("ERT %v: a quarter of the advised size (%d points) is already within ±20%%: %.0f … %.0f", ert, a.Points/4, q.Short, q.Long)
 		}
-		if b := d.Advise(8000, 100); !(b.Short > a.Short && b.Long < a.Long) {
+		if b := d.Advise(8000); !(b.Short > a.Short && b.Long < a.Long) {
 			t.Errorf("ERT %v: 8000 points give %.0f … %.0f, not inside 2000 points' %.0f … %.0f", ert, b.Short, b.Long, a.Short, a.Long)
 		}
-		if b := d.Advise(2000, 400); !(b.Short < a.Short && b.Long > a.Long) {
-			t.Errorf("ERT %v: windows of 400 give %.0f … %.0f, not wider than 100's %.0f … %.0f", ert, b.Short, b.Long, a.Short, a.Long)
-		}
-		t.Logf("ERT %v, 2000 points, windows of 100: spread ±%.3f, run time %.0f … %.0f, ±20%% from %d points", ert, a.Spread, a.Short, a.Long, a.Points)
+		t.Logf("ERT %v, 2000 points: spread ±%.3f, run time %.0f … %.0f, ±20%% from %d points", ert, a.Spread, a.Short, a.Long, a.Points)
 	}
 }

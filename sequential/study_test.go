@@ -339,7 +339,7 @@ func TestStudyReferenceSpread(t *testing.T) {
 			_, rsd := meanSD(perRef)
 			indep := sd / math.Sqrt(windows)
 			t.Logf("n = %d, m = %d: evidence mean %.3f, sd %.3f over %d windows; per-reference mean: sd %.3f (independent windows: %.3f), spread ±%.3f (model: ±%.3f)",
-				n, m, mean, sd, len(es), rsd, indep, math.Sqrt(max(rsd*rsd-indep*indep, 0)), sequential.EvidenceSpread(int64(m), int64(n)))
+				n, m, mean, sd, len(es), rsd, indep, math.Sqrt(max(rsd*rsd-indep*indep, 0)), sequential.EvidenceSpread(int64(m)))
 		}
 	}
 	for _, ert := range []float64{100, 1000} {

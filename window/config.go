@@ -148,12 +148,3 @@ func floorDiv(a, b int64) int64 {
 func ceilDiv(a, b int64) int64 {
 	return -floorDiv(-a, b)
 }
-
-// PointsPerWindow is the number of points of every window in count mode, 0 in the other
-// modes (their windows' sizes are not known in advance).
-func (c Config) PointsPerWindow() int64 {
-	if c.mode() == ModeCount {
-		return c.Size
-	}
-	return 0
-}

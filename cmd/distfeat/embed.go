@@ -64,7 +64,7 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	for _, w := range emb.SequentialWarnings(0) {
+	for _, w := range emb.SequentialWarnings() {
 		fmt.Fprintln(stderr, "embed: warning: "+w)
 	}
 	var pred *predictor

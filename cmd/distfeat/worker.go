@@ -69,7 +69,7 @@ func serveWorker(ctx context.Context, cfg *config.Config, log *slog.Logger, star
 	if err != nil {
 		return err
 	}
-	for _, w := range emb.SequentialWarnings(wcfg.PointsPerWindow()) {
+	for _, w := range emb.SequentialWarnings() {
 		log.Warn(w)
 	}
 	dialer, transport, err := kafkaconn.Clients(&cfg.Security)
