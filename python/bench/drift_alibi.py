@@ -2,12 +2,15 @@
 alibi-detect's MMDDriftOnline, on the same generated streams (docs/drift.md, Detection delay).
 
 Not a product dependency and not in any test suite. alibi-detect lives in its own virtualenv
-(python/bench/.venv-alibi, gitignored):
+under bin/ (ignored by git; about 6 GB: PyTorch with its CUDA libraries, run on the CPU):
 
-    python3 -m venv python/bench/.venv-alibi
-    python/bench/.venv-alibi/bin/pip install "alibi-detect[torch]"
-    make build   # or: go build -o bin/distfeat ./cmd/distfeat
-    python/bench/.venv-alibi/bin/python python/bench/drift_alibi.py --streams 10
+    python3 -m venv bin/alibi-venv
+    bin/alibi-venv/bin/pip install "alibi-detect[torch]"
+    make build
+    bin/alibi-venv/bin/python python/bench/drift_alibi.py --streams 36 --ert 5000 --after 6000
+
+(about 10 minutes of CPU and 9 GB of memory: alibi-detect's set-up. `--skip-alibi` runs the
+distfeat side alone, with any Python 3 that has numpy.)
 
 The three problems of docs/drift.md's delay table (mean shift 0.15σ, variance ×1.12² on one
 axis, blobs ε = 6 vs 1; the Go study's generators, mapped to [0, 1]²), windows of 100 points,
