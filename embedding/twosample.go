@@ -339,9 +339,13 @@ func (e *Embedder) SequentialWarnings() []string {
 		if a.Short >= (1-a.Within)*ert && a.Long <= (1+a.Within)*ert {
 			continue
 		}
+		long := fmt.Sprintf("%.0f", a.Long)
+		if a.Long >= 1e12 {
+			long = "more than 10^12"
+		}
 		w := fmt.Sprintf("two_sample family %q: ert %g windows holds on average over references, not for one: with this reference of %d points, "+
-			"the windows' evidence level varies by about ±%.2f from reference to reference, and this deployment's mean time between false alarms lies between about %.0f and %.0f windows (± one standard deviation of the reference's sampling error)",
-			e.names[i], ert, m, a.Spread, a.Short, a.Long)
+			"the windows' evidence level varies by about ±%.2f from reference to reference, and this deployment's mean time between false alarms lies between about %.0f and %s windows (± one standard deviation of the reference's sampling error)",
+			e.names[i], ert, m, a.Spread, a.Short, long)
 		if a.Points > 0 {
 			w += fmt.Sprintf("; a reference of about %d points would keep it within ±%.0f%% (extrapolated)", a.Points, 100*a.Within)
 		}

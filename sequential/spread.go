@@ -25,6 +25,10 @@ const (
 	spreadExponent = 0.4
 )
 
+// maxSpread bounds the spread Advise uses: the model is measured from 2000 points up, and a
+// much smaller reference would extrapolate it past evidence levels of ½.
+const maxSpread = 0.5
+
 // EvidenceSpread estimates the standard deviation, across references of m points, of the
 // mean evidence −ln p of windows tested against one reference (0 for m ≤ 0).
 func EvidenceSpread(m int64) float64 {
@@ -35,15 +39,20 @@ func EvidenceSpread(m int64) float64 {
 }
 
 // RunTimeAt is the detector's mean run length, in windows, when the windows' evidence is
-// exponential with mean mu instead of 1: the chain of the same integer CUSUM with K/μ and
-// scale c·μ (the cap EMax then applies at EMax/μ, which changes nothing measurable).
+// exponential with mean mu instead of 1 (the same Markov chain, its increments' law that of
+// round(c·(min(E, EMax) − K)) for that E). Past about 10¹⁵ windows the solve loses its
+// precision (it can even turn negative): such run times are +Inf.
 func (d *Detector) RunTimeAt(mu float64) float64 {
-	return NullARL(d.k/mu, d.scale*mu, Levels)
+	lo, pmf := pmfAt(d.k, d.scale, mu)
+	if v := chainARL(lo, pmf, Levels); v > 0 && v < 1e15 {
+		return v
+	}
+	return math.Inf(1)
 }
 
 // ReferenceAdvice is what a reference's size means for one deployment's false alarms.
 type ReferenceAdvice struct {
-	// Spread is the estimated spread of the evidence level (EvidenceSpread).
+	// Spread is the estimated spread of the evidence level (EvidenceSpread, at most ½).
 	Spread float64
 	// Short and Long are the run times between false alarms, in windows, at evidence
 	// levels 1 + Spread and 1 − Spread: about two references in three fall between them.
@@ -59,7 +68,7 @@ type ReferenceAdvice struct {
 // extrapolation of the spread model).
 func (d *Detector) Advise(m int64) ReferenceAdvice {
 	const within = 0.2
-	s := EvidenceSpread(m)
+	s := min(EvidenceSpread(m), maxSpread)
 	a := ReferenceAdvice{Spread: s, Short: d.RunTimeAt(1 + s), Long: d.RunTimeAt(1 - s), Within: within}
 	// The largest spread whose run times stay within ±20% (the run time falls as μ grows):
 	// bisection on s, then the model inverted for m.

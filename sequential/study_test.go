@@ -347,10 +347,9 @@ func TestStudyReferenceSpread(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		scale := sequential.Levels / d.Threshold()
 		var b strings.Builder
 		for _, mu := range []float64{0.86, 0.93, 1, 1.03, 1.07, 1.14} {
-			fmt.Fprintf(&b, " μ=%.2f: %.0f", mu, sequential.NullARL(d.K()/mu, scale*mu, sequential.Levels))
+			fmt.Fprintf(&b, " μ=%.2f: %.0f", mu, d.RunTimeAt(mu))
 		}
 		t.Logf("ERT %.0f, run time with evidence of mean μ:%s", ert, b.String())
 	}

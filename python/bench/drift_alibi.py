@@ -183,9 +183,12 @@ def alibi_child(args):
 
 def summarise(delays, early, censored):
     n = len(delays)
-    mean = sum(delays) / n if n else float("nan")
-    se = math.sqrt(sum((d - mean) ** 2 for d in delays) / (n - 1) / n) if n > 1 else float("nan")
-    s = f"{mean:,.0f} ± {se:,.0f}".replace(",", " ")
+    if n == 0:
+        s = "no stream after the change"
+    else:
+        mean = sum(delays) / n
+        se = math.sqrt(sum((d - mean) ** 2 for d in delays) / (n - 1) / n) if n > 1 else float("nan")
+        s = f"{mean:,.0f} ± {se:,.0f}".replace(",", " ")
     notes = []
     if censored:
         notes.append(f"{censored} not found")
