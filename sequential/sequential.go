@@ -23,7 +23,10 @@
 // linear system L = 1 + Q·L (Q the transitions between non-alarm states). H is fixed
 // (Levels) and the scale c is found by regula falsi until L_0 equals the ERT to a relative
 // 10⁻⁹ (the solve's rounding allows about that up to ERT 10⁶, only 2·10⁻³ at 10⁷, hence
-// MaxERT): the threshold is h = H/c in units of E. It costs a handful of H×H solves, under
+// MaxERT): the threshold is h = H/c in units of E. The run time is not continuous in c: it
+// jumps where the top increment (evidence capped at EMax) starts to cross the threshold, and
+// with a large K and ERT the jump can straddle the ERT (K 2.5 at ERT 10⁵): Calibrate then
+// returns an error rather than another run time. It costs a handful of H×H solves, under
 // a second for any ERT, and reads nothing but the ERT and K: the reference's simulated null
 // is what makes the p-values uniform.
 //
