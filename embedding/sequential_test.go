@@ -1,7 +1,9 @@
 package embedding
 
 import (
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/distfeat/distfeat/sequential"
@@ -39,6 +41,9 @@ func TestTwoSampleSequentialColumn(t *testing.T) {
 			if len(sc) != 0 {
 				t.Errorf("no ert: sequential columns %+v", sc)
 			}
+			if w := e.SequentialWarnings(); len(w) != 0 {
+				t.Errorf("no ert: warnings %q", w)
+			}
 			continue
 		}
 		if cols[1].Name != "d_seq" || cols[1].Len != SequentialLen || len(sc) != 1 || sc[0].PValue != 0 || sc[0].Column != 1 {
@@ -47,6 +52,17 @@ func TestTwoSampleSequentialColumn(t *testing.T) {
 		want, err := sequential.Calibrate(tc.ert, 0)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The start-up warning: the example's 2000-point reference is far from the size that
+		// keeps one deployment's run time within ±20%; its numbers are Advise's.
+		adv := want.Advise(2000)
+		warns := e.SequentialWarnings()
+		for _, part := range []string{`family "d"`, "reference of 2000 points",
+			fmt.Sprintf("±%.2f", adv.Spread), fmt.Sprintf("between about %.0f and %.0f windows", adv.Short, adv.Long),
+			fmt.Sprintf("about %d points", adv.Points)} {
+			if len(warns) != 1 || !strings.Contains(warns[0], part) {
+				t.Errorf("ert %v: warnings %q, want one containing %q", tc.ert, warns, part)
+			}
 		}
 		sk := e.NewSketch()
 		sk.Add([]float64{0.3, 0.4, 0.5, 0.6, 0.7, 0.2})

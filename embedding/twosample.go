@@ -323,6 +323,37 @@ func (e *Embedder) SequentialColumns() []SequentialColumn {
 	return out
 }
 
+// SequentialWarnings says, for each two_sample family with `ert` whose deployment's run time
+// between false alarms may be more than ±20% from the ERT because of its reference's
+// sampling error (sequential.Detector.Advise; docs/drift.md), by how much, and what
+// reference size would keep it within ±20%. The worker and `embed` print them at start-up.
+func (e *Embedder) SequentialWarnings() []string {
+	var out []string
+	for i, f := range e.fams {
+		t, ok := f.(*twoSampleFamily)
+		if !ok || t.seq == nil {
+			continue
+		}
+		m, ert := t.ref.Points(), t.seq.ERT()
+		a := t.seq.Advise(m)
+		if a.Short >= (1-a.Within)*ert && a.Long <= (1+a.Within)*ert {
+			continue
+		}
+		long := fmt.Sprintf("%.0f", a.Long)
+		if a.Long >= 1e12 {
+			long = "more than 10^12"
+		}
+		w := fmt.Sprintf("two_sample family %q: ert %g windows holds on average over references, not for one: with this reference of %d points, "+
+			"the windows' evidence level varies by about ±%.2f from reference to reference, and this deployment's mean time between false alarms lies between about %.0f and %s windows (± one standard deviation of the reference's sampling error)",
+			e.names[i], ert, m, a.Spread, a.Short, long)
+		if a.Points > 0 {
+			w += fmt.Sprintf("; a reference of about %d points would keep it within ±%.0f%% (extrapolated)", a.Points, 100*a.Within)
+		}
+		out = append(out, w+" (docs/drift.md)")
+	}
+	return out
+}
+
 // DriftColumn locates a two_sample family's vector among an Embedder's columns.
 type DriftColumn struct {
 	// Column is the index in Columns (and in each finalised window's vectors).

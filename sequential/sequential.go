@@ -23,7 +23,10 @@
 // linear system L = 1 + Q·L (Q the transitions between non-alarm states). H is fixed
 // (Levels) and the scale c is found by regula falsi until L_0 equals the ERT to a relative
 // 10⁻⁹ (the solve's rounding allows about that up to ERT 10⁶, only 2·10⁻³ at 10⁷, hence
-// MaxERT): the threshold is h = H/c in units of E. It costs a handful of H×H solves, under
+// MaxERT): the threshold is h = H/c in units of E. The run time is not continuous in c: it
+// jumps where the top increment (evidence capped at EMax) starts to cross the threshold, and
+// with a large K and ERT the jump can straddle the ERT (K 2.5 at ERT 10⁵): Calibrate then
+// returns an error rather than another run time. It costs a handful of H×H solves, under
 // a second for any ERT, and reads nothing but the ERT and K: the reference's simulated null
 // is what makes the p-values uniform.
 //
@@ -136,6 +139,12 @@ func Calibrate(ert, k float64) (*Detector, error) {
 		}
 	}
 	d.arl = NullARL(k, d.scale, Levels)
+	if math.Abs(d.arl/ert-1) > 1e-6 {
+		// The run time jumps where the top increment (a window's evidence capped at EMax)
+		// crosses the threshold: with a large k and ERT the jump can straddle the ERT.
+		return nil, fmt.Errorf("ert %v is out of reach with k %v: the run time jumps across it (to %.6g windows) where one window's capped evidence (%v) can cross the threshold; lower k or choose another ert: %w",
+			ert, k, d.arl, EMax, ErrConfig)
+	}
 	return d, nil
 }
 
@@ -202,11 +211,14 @@ func roundHalfUp(x float64) int64 { return int64(math.Floor(x + 0.5)) }
 
 // NullPMF is the law of the increment J = round(c·(min(E, EMax) − K)) for E ~ Exp(1): the
 // probabilities of J = lo, lo+1, …, lo+len−1.
-func NullPMF(k, scale float64) (lo int64, pmf []float64) {
+func NullPMF(k, scale float64) (lo int64, pmf []float64) { return pmfAt(k, scale, 1) }
+
+// pmfAt is the law of J for evidence E exponential with mean mu (NullPMF: mu = 1).
+func pmfAt(k, scale, mu float64) (lo int64, pmf []float64) {
 	lo = roundHalfUp(float64(scale * -k))
 	hi := roundHalfUp(float64(scale * (EMax - k)))
-	// J ≤ j  ⇔  E < K + (j+½)/c: survival S(j) = P(E ≥ K + (j+½)/c) = e^−(K + (j+½)/c).
-	surv := func(j int64) float64 { return numeric.Exp(-(k + (float64(j)+0.5)/scale)) }
+	// J ≤ j  ⇔  E < K + (j+½)/c: survival S(j) = P(E ≥ K + (j+½)/c) = e^−(K + (j+½)/c)/μ.
+	surv := func(j int64) float64 { return numeric.Exp(-(k + (float64(j)+0.5)/scale) / mu) }
 	pmf = make([]float64, hi-lo+1)
 	prev := 1.0
 	for j := lo; j < hi; j++ {

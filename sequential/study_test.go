@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -311,40 +312,254 @@ func meanSD(x []float64) (mean, sd float64) {
 }
 
 // TestStudyReferenceSpread: how much one reference's sampling error moves the windows'
-// evidence −ln p (Gaussian, 100-point windows, 30 references of m points, 100 windows each),
-// and what such a level does to the run time: by the detector's Markov chain, evidence
-// exponential with mean μ has the run time of the chain with K/μ and scale c·μ.
+// evidence −ln p (Gaussian, 30 references of m points, 200 windows of n points each, for m
+// in 2000, 8000, 32000 and n in 100, 400), and what such a level does to the run time: by
+// the detector's Markov chain, evidence exponential with mean μ has the run time of the
+// chain with K/μ and scale c·μ. The spread of the per-reference mean beyond that of
+// independent windows (1/√200) is sequential.EvidenceSpread's data.
 func TestStudyReferenceSpread(t *testing.T) {
 	studyEnabled(t)
-	for _, m := range []int{2000, 8000} {
-		r := rand.New(rand.NewPCG(5, uint64(m)))
-		g := gaussian(0, 1)
-		var es, perRef []float64
-		for range 30 {
-			rf := reference(t, r, g(r, m))
-			s := 0.0
-			for range 100 {
-				e := -math.Log(pvalue(t, rf, g(r, 100)))
-				es = append(es, e)
-				s += e
+	const refs, windows = 30, 200
+	for _, n := range []int{100, 400} {
+		for _, m := range []int{2000, 8000, 32000} {
+			r := rand.New(rand.NewPCG(5, uint64(m)+uint64(n)<<32))
+			g := gaussian(0, 1)
+			var es, perRef []float64
+			for range refs {
+				rf := reference(t, r, g(r, m))
+				s := 0.0
+				for range windows {
+					e := -math.Log(pvalue(t, rf, g(r, n)))
+					es = append(es, e)
+					s += e
+				}
+				perRef = append(perRef, s/windows)
 			}
-			perRef = append(perRef, s/100)
+			mean, sd := meanSD(es)
+			_, rsd := meanSD(perRef)
+			indep := sd / math.Sqrt(windows)
+			t.Logf("n = %d, m = %d: evidence mean %.3f, sd %.3f over %d windows; per-reference mean: sd %.3f (independent windows: %.3f), spread ±%.3f (model: ±%.3f)",
+				n, m, mean, sd, len(es), rsd, indep, math.Sqrt(max(rsd*rsd-indep*indep, 0)), sequential.EvidenceSpread(int64(m)))
 		}
-		mean, sd := meanSD(es)
-		_, rsd := meanSD(perRef)
-		t.Logf("m = %d: evidence mean %.3f, sd %.3f over %d windows; per-reference mean: sd %.3f (independent windows: 0.100), spread ±%.3f",
-			m, mean, sd, len(es), rsd, math.Sqrt(max(rsd*rsd-0.01, 0)))
 	}
 	for _, ert := range []float64{100, 1000} {
 		d, err := sequential.Calibrate(ert, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		scale := sequential.Levels / d.Threshold()
 		var b strings.Builder
 		for _, mu := range []float64{0.86, 0.93, 1, 1.03, 1.07, 1.14} {
-			fmt.Fprintf(&b, " μ=%.2f: %.0f", mu, sequential.NullARL(d.K()/mu, scale*mu, sequential.Levels))
+			fmt.Fprintf(&b, " μ=%.2f: %.0f", mu, d.RunTimeAt(mu))
 		}
 		t.Logf("ERT %.0f, run time with evidence of mean μ:%s", ert, b.String())
 	}
+}
+
+// TestStudyAR1WindowsNull: a measured attempt at a setting for correlated windows (docs/drift.md,
+// Correlated windows). The stream and the reference are TestStudyAR1's (the points' x-mean an
+// AR(1) across windows, φ = 0.9), the reference being k consecutive windows of the process
+// (k = 20 as there, and 200). Each window's statistic is ranked against the reference's own k
+// windows tested the same way (a randomised conformal p-value, (#{null > T} + U·(1 + #{null =
+// T}))/(k + 1): exactly uniform if the window and the reference's windows were exchangeable),
+// instead of against windows resampled from the pooled points. Reported per setting, on the
+// same streams: the mean run length to the first alarm of the CUSUM (ERT 1000) with the
+// pooled-points p-values and with the windows' ranks, and of the naive test at α = 1/1000 on
+// the ranks (streams with no alarm in 5000 windows count 5000, a lower bound); the share of
+// the first 100 windows whose rank p-value is ≤ 0.05 (0.05 if the windows' null were right
+// for a window taken at random); and the lag-1 correlation of those windows' evidence −ln p
+// (0 for independent windows, which the ERT's calibration assumes).
+func TestStudyAR1WindowsNull(t *testing.T) {
+	streams := studyEnabled(t)
+	const n, ert, phi, maxWin, probe = 100, 1000, 0.9, 5000, 100
+	d, err := sequential.Calibrate(ert, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	depCache := map[[2]float64]*sequential.Detector{}
+	for _, k := range []int{20, 200} {
+		for _, tau := range []float64{0.05, 0.1, 0.2} {
+			r := rand.New(rand.NewPCG(549, uint64(1000*tau)+uint64(k)<<20))
+			mu := 0.0
+			window := func() []float64 {
+				mu = phi*mu + math.Sqrt(1-phi*phi)*tau*r.NormFloat64()
+				return gaussian(mu, 1)(r, n)
+			}
+			var rlPool, rlWin, rlNaive, rlDep, rhos []float64
+			censored := [4]int{}
+			level, probed, lag := 0.0, 0.0, []float64{}
+			for s := 0; s < max(streams/10, 5); s++ {
+				mu = tau * r.NormFloat64() // the stationary law
+				wins := make([][]float64, k)
+				var ref []float64
+				for i := range wins {
+					wins[i] = window()
+					ref = append(ref, wins[i]...)
+				}
+				rf := reference(t, r, ref)
+				null := make([]float64, k)
+				for i, w := range wins {
+					null[i] = testWindow(t, rf, w).Statistic
+				}
+				// The dependence of consecutive windows' evidence, from the reference's own
+				// windows in time order: the lag-1 correlation ρ of their ranks' normal scores.
+				scores := make([]float64, k)
+				for i, w := range null {
+					scores[i] = math.Sqrt2 * math.Erfinv(2*(float64(rankAbove(null, w))+r.Float64())/float64(k+1)-1)
+				}
+				slices.Sort(null)
+				rho := max(lagCorr(pairsOf(scores)), 0)
+				rhos = append(rhos, rho)
+				dep := dependentDetector(t, depCache, ert, rho)
+				var stPool, stWin, stDep sequential.State
+				done := [4]bool{}
+				var prevE float64
+				for w := 1; w <= maxWin && !(done[0] && done[1] && done[2] && done[3]); w++ {
+					res := testWindow(t, rf, window())
+					lo, _ := slices.BinarySearch(null, res.Statistic)
+					hi := lo
+					for hi < k && null[hi] == res.Statistic {
+						hi++
+					}
+					pWin := (float64(k-hi) + r.Float64()*float64(1+hi-lo)) / float64(k+1)
+					if w <= probe {
+						probed++
+						if pWin <= 0.05 {
+							level++
+						}
+						e := -math.Log(pWin)
+						if w > 1 {
+							lag = append(lag, prevE, e)
+						}
+						prevE = e
+					}
+					var step sequential.Step
+					if stPool, step = d.Update(stPool, float64(float32(res.PValue))); step.Alarm && !done[0] {
+						rlPool, done[0] = append(rlPool, float64(w)), true
+					}
+					if stWin, step = d.Update(stWin, pWin); step.Alarm && !done[1] {
+						rlWin, done[1] = append(rlWin, float64(w)), true
+					}
+					if pWin <= 1.0/ert && !done[2] {
+						rlNaive, done[2] = append(rlNaive, float64(w)), true
+					}
+					if stDep, step = dep.Update(stDep, pWin); step.Alarm && !done[3] {
+						rlDep, done[3] = append(rlDep, float64(w)), true
+					}
+				}
+				for i, rl := range []*[]float64{&rlPool, &rlWin, &rlNaive, &rlDep} {
+					if !done[i] {
+						*rl = append(*rl, maxWin)
+						censored[i]++
+					}
+				}
+			}
+			mp, _ := meanSD(rlPool)
+			mw, _ := meanSD(rlWin)
+			mn, _ := meanSD(rlNaive)
+			md, _ := meanSD(rlDep)
+			mr, _ := meanSD(rhos)
+			t.Logf("AR(1) φ=%.1f τ=%.2fσ, reference of %d windows, ERT %d: CUSUM pooled null %.0f (%d not by %d), CUSUM windows null %.0f (%d), naive windows null %.0f (%d), CUSUM windows null + dependence threshold %.0f (%d; mean ρ̂ %.2f); windows-null level at 0.05: %.3f; lag-1 correlation of evidence %.2f; %d streams",
+				phi, tau, k, ert, mp, censored[0], maxWin, mw, censored[1], mn, censored[2], md, censored[3], mr,
+				level/probed, lagCorr(lag), len(rlPool))
+		}
+	}
+}
+
+// testWindow is the two-sample test of the window x against rf.
+func testWindow(t *testing.T, rf *twosample.Reference, x []float64) twosample.Result {
+	t.Helper()
+	w := rf.FeatureMap().NewWindow()
+	w.Add(x)
+	res, err := rf.Test(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// lagCorr is the correlation of the pairs (xy[2i], xy[2i+1]).
+func lagCorr(xy []float64) float64 {
+	var a, b []float64
+	for i := 0; i+1 < len(xy); i += 2 {
+		a, b = append(a, xy[i]), append(b, xy[i+1])
+	}
+	ma, sa := meanSD(a)
+	mb, sb := meanSD(b)
+	c := 0.0
+	for i := range a {
+		c += (a[i] - ma) * (b[i] - mb)
+	}
+	return c / float64(len(a)-1) / (sa * sb)
+}
+
+// rankAbove is #{null > v} for the ascending null.
+func rankAbove(null []float64, v float64) int {
+	sorted := slices.Sorted(slices.Values(null))
+	i, _ := slices.BinarySearch(sorted, v)
+	for i < len(sorted) && sorted[i] == v {
+		i++
+	}
+	return len(sorted) - i
+}
+
+// pairsOf lays out the consecutive pairs of x for lagCorr.
+func pairsOf(x []float64) []float64 {
+	var out []float64
+	for i := 1; i < len(x); i++ {
+		out = append(out, x[i-1], x[i])
+	}
+	return out
+}
+
+// dependentDetector returns a detector whose run length is about ert for p-values whose
+// normal scores are an AR(1) with lag-1 correlation rho (a Gaussian copula): the nominal ERT
+// it is calibrated for is interpolated (in logs) between nominal ERTs 1×, 2×, 4×, … ert,
+// whose run lengths under that dependence are simulated (400 streams each, capped at 20·ert).
+// Results are cached in cache per rho rounded to 0.05.
+func dependentDetector(t *testing.T, cache map[[2]float64]*sequential.Detector, ert, rho float64) *sequential.Detector {
+	t.Helper()
+	rho = math.Round(rho*20) / 20
+	key := [2]float64{ert, rho}
+	if d, ok := cache[key]; ok {
+		return d
+	}
+	r := rand.New(rand.NewPCG(uint64(1000*rho), 7))
+	arl := func(d *sequential.Detector) float64 {
+		total := 0.0
+		for range 400 {
+			z := r.NormFloat64()
+			var st sequential.State
+			w := 1
+			for ; w < int(20*ert); w++ {
+				z = rho*z + math.Sqrt(1-rho*rho)*r.NormFloat64()
+				var step sequential.Step
+				if st, step = d.Update(st, 0.5*math.Erfc(-z/math.Sqrt2)); step.Alarm {
+					break
+				}
+			}
+			total += float64(w)
+		}
+		return total / 400
+	}
+	prevN, prevL := 0.0, 0.0
+	var d *sequential.Detector
+	for nominal := ert; nominal <= sequential.MaxERT; nominal *= 2 {
+		var err error
+		if d, err = sequential.Calibrate(nominal, 0); err != nil {
+			t.Fatal(err)
+		}
+		l := arl(d)
+		if l >= ert {
+			if prevN > 0 { // interpolate log nominal against log run length
+				f := (math.Log(ert) - math.Log(prevL)) / (math.Log(l) - math.Log(prevL))
+				if d, err = sequential.Calibrate(math.Exp(math.Log(prevN)+f*(math.Log(nominal)-math.Log(prevN))), 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			break
+		}
+		prevN, prevL = nominal, l
+	}
+	cache[key] = d
+	return d
 }

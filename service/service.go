@@ -53,6 +53,9 @@ func Serve(ctx context.Context, cfg *config.Config, log *slog.Logger, started fu
 	if err != nil {
 		return fmt.Errorf("DISTFEAT_SPEC: %w", err)
 	}
+	for _, w := range emb.SequentialWarnings() {
+		log.Warn(w)
+	}
 	wcfg, err := cfg.WindowConfig()
 	if err != nil {
 		return err

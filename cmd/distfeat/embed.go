@@ -57,6 +57,9 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	for _, w := range emb.SequentialWarnings() {
+		fmt.Fprintln(stderr, "embed: warning: "+w)
+	}
 	var pred *offline.Predictor
 	if *modelPath != "" {
 		if pred, err = loadPredictor(*modelPath, *coverage, emb); err != nil {
