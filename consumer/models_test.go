@@ -227,13 +227,13 @@ func TestModelPredictionSize(t *testing.T) {
 		}
 		return a
 	}
-	if err := checkSize(mk(0), 8<<10); err != nil {
+	if err := checkSize(mk(0), nil, 8<<10); err != nil {
 		t.Errorf("a regression within 8 KiB: %v", err)
 	}
-	if err := checkSize(mk(10), 1_000_000); err != nil {
+	if err := checkSize(mk(10), nil, 1_000_000); err != nil {
 		t.Errorf("10 classes within 1 MB: %v", err)
 	}
-	err := checkSize(mk(5000), 1_000_000) // 5000 × 200-byte names: over 1 MB
+	err := checkSize(mk(5000), nil, 1_000_000) // 5000 × 200-byte names: over 1 MB
 	if model.RefusedReason(err) != model.RefusedTooLarge || !strings.Contains(err.Error(), "DISTFEAT_MAX_OUTPUT_BYTES=1000000") {
 		t.Errorf("5000 long class names: %v, want too_large naming the limit", err)
 	}

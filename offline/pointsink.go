@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/processor"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/spec"
 )
@@ -58,7 +59,7 @@ func newPointSink(w io.Writer, format string, sp *spec.Spec, emb *embedding.Embe
 	}
 	out := schema.NewPointOutput(sp, cols)
 	if p != nil && format == FormatArrow {
-		out = schema.NewPointOutputMeta(sp, append(cols, p.columns()...), p.meta()...)
+		out = processor.PointPredictionOutput(emb, p.a) // the worker's per-point records with a per-point model
 	}
 	s := &PointSink{maps: maps, out: out, workers: workers, a: make([][]float64, len(maps)), bufs: make([][]float32, len(maps)), pred: p}
 	if format == FormatArrow {
