@@ -23,14 +23,14 @@ import (
 // models holds the model in force (processor.Models): the model file's at start, replaced by
 // each valid model named ModelName that the follower of the models topic reads.
 type models struct {
-	name     string // ModelName, or the file's path for a file-only worker
+	name      string // ModelName, or the file's path for a file-only worker
 	specID    string
 	cols      []model.Column
 	pointCols []model.Column // the per-point columns (DISTFEAT_POINT_FEATURES_TOPIC); nil: no per-point output
 	emb       *embedding.Embedder
 	coverage  float64
-	m        *metrics.Metrics
-	log      *slog.Logger
+	m         *metrics.Metrics
+	log       *slog.Logger
 
 	cur atomic.Pointer[model.Applier]
 	mu  sync.Mutex // serialises set (ModelInfo's labels follow cur)
