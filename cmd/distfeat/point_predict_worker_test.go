@@ -211,3 +211,31 @@ func TestWorkerPointPredictions(t *testing.T) {
 		}
 	}
 }
+
+// TestFitPointLabelRefusals: what fit --point-label refuses, each by name (exit 2).
+func TestFitPointLabelRefusals(t *testing.T) {
+	specPath := writeFile(t, "spec.json", pointTestSpec)
+	noMT := writeFile(t, "nomt.json", `{"version":1,"seed":1,"dim":2,"bounds":{"lo":[0,0],"hi":[10,10]},
+	 "families":[{"name":"mmd","kind":"mmd","features":16,"bandwidth":0.1}]}`)
+	in := pointTrainInput(6)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--point-label", "y", "--label", "set"}, "exclude each other"},
+		{[]string{"--point-label", "y", "--task", "regression"}, "--task regression is not offered per point"},
+		{[]string{"--point-label", "y", "--classifier", "logistic"}, "--classifier logistic is not offered per point"},
+		{[]string{"--point-label", "y", "--families", "mmd"}, `no marginal_transfer family "mmd"`},
+		{[]string{"--point-label", "y", "--spec", noMT}, "the spec has no marginal_transfer family"},
+	} {
+		args := append([]string{"fit", "--spec", specPath, "--out", filepath.Join(t.TempDir(), "m.json")}, c.args...)
+		if code, _, stderr := runCLI(t, in, args...); code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("fit %v: exit %d, stderr %q; want exit 2 naming %q", c.args, code, stderr, c.want)
+		}
+	}
+	// A line without the per-point label array is an error naming the set and the field.
+	if code, _, stderr := runCLI(t, in+`{"set":"nolabels","points":[[1,2],[3,4]]}`+"\n", "fit", "--spec", specPath,
+		"--point-label", "y", "--folds", "3", "--out", filepath.Join(t.TempDir(), "m.json")); code == 0 || !strings.Contains(stderr, `set "nolabels" has no field "y"`) {
+		t.Errorf("a set without per-point labels: exit %d, stderr %q", code, stderr)
+	}
+}
