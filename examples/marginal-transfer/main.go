@@ -60,8 +60,18 @@ func main() {
 	write := flag.String("write", "", "instead of the table: write the -case's domains to `dir`/train.jsonl and dir/test.jsonl (with a per-point label array \"y\"), for distfeat calibrate, fit and embed")
 	seed := flag.Uint64("seed", 0, "data `seed` of the synthetic cases (0: the table's domains)")
 	score := flag.String("score", "", "instead of the table: the accuracy on the -case's test domains of a per-point model's predictions, `file` of distfeat embed --points --model (JSON lines)")
+	streamModel := flag.String("stream", "", "instead of the table: stream the -case's test domains through an embedded broker and a worker with this per-point model `file` (and -spec), and score the per-point topic's predictions")
+	specPath := flag.String("spec", "", "the spec `file` the -stream model was fitted under")
+	compare := flag.String("compare", "", "with -stream: embed --points --model's JSON lines `file` on the same domains, whose predictions the streamed ones must equal")
 	flag.Parse()
 	cfg := Config{Train: *train, Test: *test, Points: *points, Digits: *digits, Seed: *seed}
+	if *streamModel != "" {
+		if err := StreamCase(context.Background(), os.Stdout, *which, cfg, *specPath, *streamModel, *compare); err != nil {
+			fmt.Fprintln(os.Stderr, "marginal-transfer:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *score != "" {
 		if err := ScoreCase(os.Stdout, *which, cfg, *score); err != nil {
 			fmt.Fprintln(os.Stderr, "marginal-transfer:", err)

@@ -25,37 +25,20 @@ func ScoreCase(w io.Writer, name string, c Config, predictions string) error {
 	for _, s := range data.Test {
 		labels[s.ID] = s.Labels
 	}
-	f, err := os.Open(predictions)
+	classes, err := readClasses(predictions)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
 	right := map[string]int{}
-	lr := offline.NewLineReader(bufio.NewReader(f), offline.MaxLineBytes)
-	for {
-		line, n, err := lr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		var p struct {
-			Set        string `json:"set"`
-			Index      int    `json:"index"`
-			Prediction *struct {
-				Class string `json:"class"`
-			} `json:"prediction"`
-		}
-		if err := json.Unmarshal(line, &p); err != nil {
-			return fmt.Errorf("%s line %d: %w", predictions, n, err)
-		}
-		y, ok := labels[p.Set]
-		if !ok || p.Index < 0 || p.Index >= len(y) || p.Prediction == nil {
-			return fmt.Errorf("%s line %d: set %q point %d is no point of the %s test domains, or has no prediction (embed --points --model)", predictions, n, p.Set, p.Index, name)
-		}
-		if p.Prediction.Class == y[p.Index] {
-			right[p.Set]++
+	for set, pts := range classes {
+		y, ok := labels[set]
+		for i, cl := range pts {
+			if !ok || i < 0 || i >= int64(len(y)) {
+				return fmt.Errorf("%s: set %q point %d is no point of the %s test domains", predictions, set, i, name)
+			}
+			if cl == y[i] {
+				right[set]++
+			}
 		}
 	}
 	accs := make([]float64, len(data.Test))
@@ -65,6 +48,44 @@ func ScoreCase(w io.Writer, name string, c Config, predictions string) error {
 	mean, se := meanSE(accs)
 	fmt.Fprintf(w, "%s: accuracy on %d unseen domains %.3f ± %.3f (mean over domains ± its standard error)\n", name, len(accs), mean, se)
 	return nil
+}
+
+// readClasses reads the predicted class of every point from the JSON lines of embed --points
+// --model: set → point index → class.
+func readClasses(path string) (map[string]map[int64]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string]map[int64]string{}
+	lr := offline.NewLineReader(bufio.NewReader(f), offline.MaxLineBytes)
+	for {
+		line, n, err := lr.Next()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		var p struct {
+			Set        string `json:"set"`
+			Index      int64  `json:"index"`
+			Prediction *struct {
+				Class string `json:"class"`
+			} `json:"prediction"`
+		}
+		if err := json.Unmarshal(line, &p); err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", path, n, err)
+		}
+		if p.Prediction == nil {
+			return nil, fmt.Errorf("%s line %d: no prediction (embed --points --model)", path, n)
+		}
+		if out[p.Set] == nil {
+			out[p.Set] = map[int64]string{}
+		}
+		out[p.Set][p.Index] = p.Prediction.Class
+	}
 }
 
 // meanSE is the mean of x and its standard error.
