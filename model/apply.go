@@ -63,7 +63,8 @@ func NewApplier(m *Model, specID string, cols []Column, coverage float64) (*Appl
 
 // NewPointApplier is NewApplier for a per-point model (Per = PerPoint) on per-point records:
 // cols are the embedder's per-point columns (its marginal_transfer families, in spec order).
-// A per-set model is refused (RefusedPer).
+// A per-set model is refused (RefusedPer). A per-point regression without intervals (as
+// FitPoints fits it) ignores coverage, as a classifier does.
 func NewPointApplier(m *Model, specID string, cols []Column, coverage float64) (*Applier, error) {
 	if !m.PredictsPoints() {
 		return nil, &RefusedError{RefusedPer, fmt.Errorf("model %s predicts each window (set): per-point records need a per-point model (distfeat fit --point-label)", m.ModelVersion)}
@@ -79,7 +80,7 @@ func newApplier(m *Model, specID string, cols []Column, coverage float64) (*Appl
 		return nil, &RefusedError{RefusedColumns, err}
 	}
 	a := &Applier{m: m, cols: slices.Clone(cols)}
-	if m.Kind == Regression && coverage != 0 {
+	if m.Kind == Regression && coverage != 0 && !(m.PredictsPoints() && m.Conformal == nil) {
 		q, err := m.Quantile(coverage)
 		if err != nil {
 			return nil, &RefusedError{RefusedCoverage, err}

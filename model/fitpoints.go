@@ -6,20 +6,25 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 
 	"gonum.org/v1/gonum/mat"
 )
 
-// FitPoints fits a per-point classifier (Per = PerPoint) to per-point feature rows — the
+// FitPoints fits a per-point model (Per = PerPoint) to per-point feature rows — the
 // marginal-transfer features of every point of labelled sets (domains), Blanchard et al.'s
 // domain generalisation: x[i] is point i's row, set[i] the index (0 … sets−1) of its set,
-// labels[i] its class. The model is a one-vs-rest ridge classifier on ±1 targets with
-// intercepts, as Fit's, with every set weighted equally: point i of a set of n points
-// weighs 1/n in the squared loss, as calibrate --point-label weighs them. λ is chosen by
-// k-fold cross-validation over whole sets (a set's points are never split between training
-// and validation) by the out-of-fold accuracy averaged over sets (each set's accuracy on its
-// own points, then their mean). The caller fills in SpecID, Families, Columns and Label. The
-// same rows, sets, labels and options give the same model.
+// labels[i] its label. The model is a one-vs-rest ridge classifier on ±1 targets
+// (Classification) or ridge regression (Regression, numeric labels), with intercepts, as
+// Fit's, with every set weighted equally: point i of a set of n points weighs 1/n in the
+// squared loss, as calibrate --point-label weighs them. λ is chosen by k-fold
+// cross-validation over whole sets (a set's points are never split between training and
+// validation) by the out-of-fold accuracy averaged over sets (each set's accuracy on its own
+// points, then their mean) or the RMSE with every set weighing the same (the root of the
+// mean over sets of each set's mean squared error). A per-point regression has no
+// prediction intervals (split-conformal residuals of points of one set are not
+// exchangeable). The caller fills in SpecID, Families, Columns and Label. The same rows,
+// sets, labels and options give the same model.
 func FitPoints(x [][]float32, set []int, labels []string, o Options) (*Model, error) {
 	o.defaults()
 	n := len(x)
@@ -29,8 +34,8 @@ func FitPoints(x [][]float32, set []int, labels []string, o Options) (*Model, er
 	if n == 0 {
 		return nil, errors.New("model: no points to fit")
 	}
-	if o.Kind != Classification {
-		return nil, fmt.Errorf("model: a per-point model is a classifier (task %s is not offered per point)", o.Kind)
+	if o.Kind != Classification && o.Kind != Regression {
+		return nil, fmt.Errorf("model: kind %q: want %s or %s", o.Kind, Regression, Classification)
 	}
 	if o.Classifier != "" && o.Classifier != RidgeClassifier {
 		return nil, fmt.Errorf("model: a per-point model is a one-vs-rest ridge classifier (classifier %q is not offered per point)", o.Classifier)
@@ -59,31 +64,47 @@ func FitPoints(x [][]float32, set []int, labels []string, o Options) (*Model, er
 	if nSets < 2*o.Folds {
 		return nil, fmt.Errorf("model: %d sets are too few for %d folds (folds hold out whole sets)", nSets, o.Folds)
 	}
-	m := &Model{Format: FormatVersion, Kind: Classification, Per: PerPoint, Width: width, NSets: nSets}
-	for i, l := range labels {
-		if l == "" {
-			return nil, fmt.Errorf("model: point %d of set %d has no label", i, set[i])
-		}
-		if !slices.Contains(m.Classes, l) {
-			m.Classes = append(m.Classes, l)
-		}
-	}
-	sort.Strings(m.Classes)
-	if len(m.Classes) < 2 {
-		return nil, fmt.Errorf("model: one class (%q): a classifier needs at least 2", m.Classes[0])
-	}
+	m := &Model{Format: FormatVersion, Kind: o.Kind, Per: PerPoint, Width: width, NSets: nSets}
+	var y *mat.Dense // n × scores targets
 	cls := make([]int, n)
-	for i, l := range labels {
-		cls[i] = slices.Index(m.Classes, l)
+	if o.Kind == Regression {
+		y = mat.NewDense(n, 1, nil)
+		for i, l := range labels {
+			v, err := strconv.ParseFloat(l, 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("model: point %d of set %d: label %q is not a finite number (a regression needs numeric labels)", i, set[i], l)
+			}
+			y.Set(i, 0, v)
+		}
+	} else {
+		for i, l := range labels {
+			if l == "" {
+				return nil, fmt.Errorf("model: point %d of set %d has no label", i, set[i])
+			}
+			if !slices.Contains(m.Classes, l) {
+				m.Classes = append(m.Classes, l)
+			}
+		}
+		sort.Strings(m.Classes)
+		if len(m.Classes) < 2 {
+			return nil, fmt.Errorf("model: one class (%q): a classifier needs at least 2", m.Classes[0])
+		}
+		y = mat.NewDense(n, len(m.Classes), nil)
+		for i, l := range labels {
+			cls[i] = slices.Index(m.Classes, l)
+			for k := range m.Classes {
+				y.Set(i, k, -1)
+			}
+			y.Set(i, cls[i], 1)
+		}
 	}
 	foldOf := make([]int, nSets)
 	for p, s := range shuffled(nSets, o.Seed) {
 		foldOf[s] = p % o.Folds
 	}
-	k := len(m.Classes)
 	sums := make([]*pointSums, o.Folds)
 	for f := range sums {
-		sums[f] = newPointSums(x, set, cls, size, k, func(s int) bool { return foldOf[s] == f })
+		sums[f] = newPointSums(x, set, y, size, func(s int) bool { return foldOf[s] == f })
 	}
 	all := sumOf(sums, -1)
 	full, err := all.solve()
@@ -98,8 +119,8 @@ func FitPoints(x [][]float32, set []int, labels []string, o Options) (*Model, er
 		}
 		lambdas = defaultGrid(tr / float64(min(n, width)))
 	}
-	m.CV = CV{Folds: o.Folds, Seed: o.Seed, Metric: "accuracy", Lambdas: lambdas}
-	perSet := make([][]float64, len(lambdas)) // [λ][set] out-of-fold accuracy on the set's points
+	m.CV = CV{Folds: o.Folds, Seed: o.Seed, Metric: map[string]string{Regression: "rmse", Classification: "accuracy"}[o.Kind], Lambdas: lambdas}
+	perSet := make([][]float64, len(lambdas)) // [λ][set] out-of-fold accuracy (mean squared error) on the set's points
 	for l := range perSet {
 		perSet[l] = make([]float64, nSets)
 	}
@@ -116,7 +137,11 @@ func FitPoints(x [][]float32, set []int, labels []string, o Options) (*Model, er
 		}
 		for l, pred := range sol.predict(x, te, lambdas) {
 			for r, i := range te {
-				if argmax(pred.RawRowView(r)) == cls[i] {
+				switch {
+				case o.Kind == Regression:
+					d := pred.At(r, 0) - y.At(i, 0)
+					perSet[l][set[i]] += d * d / float64(size[set[i]])
+				case argmax(pred.RawRowView(r)) == cls[i]:
 					perSet[l][set[i]] += 1 / float64(size[set[i]])
 				}
 			}
@@ -130,7 +155,10 @@ func FitPoints(x [][]float32, set []int, labels []string, o Options) (*Model, er
 			s += a
 		}
 		m.CV.Scores[l] = s / float64(nSets)
-		if best < 0 || m.CV.Scores[l] > m.CV.Scores[best] {
+		if o.Kind == Regression {
+			m.CV.Scores[l] = math.Sqrt(m.CV.Scores[l])
+		}
+		if best < 0 || better(o.Kind, m.CV.Scores[l], m.CV.Scores[best]) {
 			best = l
 		}
 	}
@@ -140,7 +168,8 @@ func FitPoints(x [][]float32, set []int, labels []string, o Options) (*Model, er
 }
 
 // pointSums are the weighted sufficient statistics of some sets' points (each point of a set
-// of n weighing 1/n): Σw, Σw·x, Σw·y, Σw·x·xᵀ and Σw·x·yᵀ, y the ±1 class targets.
+// of n weighing 1/n): Σw, Σw·x, Σw·y, Σw·x·xᵀ and Σw·x·yᵀ, y the targets (±1 per class, or
+// the regression's label).
 type pointSums struct {
 	w   float64
 	sx  []float64     // width
@@ -149,9 +178,9 @@ type pointSums struct {
 	sxy *mat.Dense    // width × classes
 }
 
-// newPointSums sums the points of the sets in.
-func newPointSums(x [][]float32, set, cls, size []int, classes int, in func(set int) bool) *pointSums {
-	width := len(x[0])
+// newPointSums sums the points of the sets in; y holds the targets (a row per point).
+func newPointSums(x [][]float32, set []int, y *mat.Dense, size []int, in func(set int) bool) *pointSums {
+	width, classes := len(x[0]), y.RawMatrix().Cols
 	var rows []int
 	for i, s := range set {
 		if in(s) {
@@ -174,10 +203,7 @@ func newPointSums(x [][]float32, set, cls, size []int, classes int, in func(set 
 			ps.sx[j] += w * float64(v)
 		}
 		for c := 0; c < classes; c++ {
-			t := -1.0
-			if c == cls[i] {
-				t = 1
-			}
+			t := y.At(i, c)
 			ys.Set(r, c, sw*t)
 			ps.sy[c] += w * t
 		}

@@ -3,6 +3,7 @@ package model
 import (
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -93,6 +94,73 @@ func TestFitPointsClosedForm(t *testing.T) {
 	}
 }
 
+// TestFitPointsRegression: a per-point ridge regression's weights and intercept at one λ are
+// the direct weighted solve's, its CV metric is the RMSE with every set weighing the same,
+// and it applies without an interval whatever the coverage asked.
+func TestFitPointsRegression(t *testing.T) {
+	const d, sets, lam = 3, 8, 0.4
+	x, set, _ := pointData(4, sets, d)
+	labels := make([]string, len(x))
+	for i, r := range x {
+		labels[i] = strconv.FormatFloat(2*float64(r[0])-float64(r[2])+0.5*float64(set[i]%2), 'g', -1, 64)
+	}
+	m, err := FitPoints(x, set, labels, Options{Kind: Regression, Folds: 2, Lambdas: []float64{lam}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Kind != Regression || m.CV.Metric != "rmse" || m.Conformal != nil || len(m.Weights) != 1 {
+		t.Fatalf("kind %s metric %s conformal %v, %d weight rows", m.Kind, m.CV.Metric, m.Conformal, len(m.Weights))
+	}
+	size := make([]float64, sets)
+	for _, s := range set {
+		size[s]++
+	}
+	a := mat.NewSymDense(d+1, nil)
+	rhs := mat.NewVecDense(d+1, nil)
+	for i, r := range x {
+		w := 1 / size[set[i]]
+		xa := make([]float64, 0, d+1)
+		for _, v := range r {
+			xa = append(xa, float64(v))
+		}
+		xa = append(xa, 1)
+		y, _ := strconv.ParseFloat(labels[i], 64)
+		for p := 0; p <= d; p++ {
+			for q := p; q <= d; q++ {
+				a.SetSym(p, q, a.At(p, q)+w*xa[p]*xa[q])
+			}
+			rhs.SetVec(p, rhs.AtVec(p)+w*xa[p]*y)
+		}
+	}
+	for p := 0; p < d; p++ {
+		a.SetSym(p, p, a.At(p, p)+lam)
+	}
+	var theta mat.VecDense
+	if err := theta.SolveVec(a, rhs); err != nil {
+		t.Fatal(err)
+	}
+	for j := 0; j < d; j++ {
+		if got, want := m.Weights[0][j], theta.AtVec(j); math.Abs(got-want) > 1e-9*(1+math.Abs(want)) {
+			t.Errorf("weight %d: %v, direct solve %v", j, got, want)
+		}
+	}
+	if got, want := m.Intercept[0], theta.AtVec(d); math.Abs(got-want) > 1e-9*(1+math.Abs(want)) {
+		t.Errorf("intercept: %v, direct solve %v", got, want)
+	}
+	m.SpecID, m.Columns = "s", []Column{{Name: "mt", Len: d}}
+	if _, err := m.Marshal(); err != nil {
+		t.Fatal(err)
+	}
+	ap, err := NewPointApplier(m, "s", m.Columns, 0.9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := ap.Apply([][]float32{x[0]})
+	if err != nil || out.Interval != nil || ap.Coverage() != 0 {
+		t.Fatalf("a per-point regression's output %+v (coverage %v): %v; want no interval", out, ap.Coverage(), err)
+	}
+}
+
 // TestFitPointsSetsWeighEqually: repeating every point of one set four times changes
 // nothing — a set weighs 1 whatever its number of points, in the fit and in the
 // cross-validated accuracy (the mean over sets of each set's accuracy) — while Fit-style
@@ -146,7 +214,7 @@ func TestFitPointsRefuses(t *testing.T) {
 		set  []int
 		want string
 	}{
-		{"regression", Options{Kind: Regression}, set, "task regression is not offered per point"},
+		{"numbers for a regression", Options{Kind: Regression, Folds: 2}, set, `label "b" is not a finite number`},
 		{"logistic", Options{Kind: Classification, Classifier: LogisticClassifier}, set, "not offered per point"},
 		{"too few sets", Options{Kind: Classification, Folds: 4}, set, "6 sets are too few for 4 folds"},
 		{"a set without points", Options{Kind: Classification, Folds: 2}, func() []int {

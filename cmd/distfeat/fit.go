@@ -17,10 +17,10 @@ import (
 )
 
 func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("fit", "", "Embeds labelled sets (JSON lines as embed takes them, with a label field) with the spec and\nfits a linear model on the features of the chosen families: ridge regression with split-\nconformal prediction intervals, or a classifier (one-vs-rest ridge, or logistic regression\nwith class probabilities); λ is chosen by cross-validation over whole sets. Writes the model\nfile (docs/fitting.md) that embed --model applies. With --point-label, a per-point classifier on\nthe spec's marginal_transfer families instead (each set weighing the same, λ by folds of whole\nsets), applied by embed --points --model and the worker's per-point records. Same input and\nflags, same model bytes on one platform.", stderr)
+	fs := newFlagSet("fit", "", "Embeds labelled sets (JSON lines as embed takes them, with a label field) with the spec and\nfits a linear model on the features of the chosen families: ridge regression with split-\nconformal prediction intervals, or a classifier (one-vs-rest ridge, or logistic regression\nwith class probabilities); λ is chosen by cross-validation over whole sets. Writes the model\nfile (docs/fitting.md) that embed --model applies. With --point-label, a per-point model on the\nspec's marginal_transfer families instead (each set weighing the same, λ by folds of whole\nsets), applied by embed --points --model and the worker's per-point records. Same input and\nflags, same model bytes on one platform.", stderr)
 	in := fs.String("in", "-", "labelled input JSON lines `file` (- for stdin)")
 	label := fs.String("label", "", "each line's label is in this JSON `field` (a number for regression, a class for classification); this or --point-label is required")
-	pointLabel := fs.String("point-label", "", "fit a per-point classifier on the spec's marginal_transfer families: each line's per-point labels are in this JSON `field` (an array parallel to points; docs/marginal-transfer.md)")
+	pointLabel := fs.String("point-label", "", "fit a per-point model on the spec's marginal_transfer families: each line's per-point labels are in this JSON `field` (an array parallel to points; docs/marginal-transfer.md); --task defaults to classification")
 	specPath := fs.String("spec", cli.EnvOr("SPEC", ""), "feature spec JSON `file` (DISTFEAT_SPEC); empty: the built-in default")
 	families := fs.String("families", "", "comma-separated `names` of the spec's families to fit on (default: all)")
 	task := fs.String("task", model.Regression, "`regression|classification`")
@@ -34,15 +34,13 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	if *pointLabel != "" && !flagGiven(fs, "task") {
-		*task = model.Classification // a per-point model is a classifier
+		*task = model.Classification // per-point labels are usually classes
 	}
 	switch {
 	case *label == "" && *pointLabel == "":
 		return cli.UsageError("--label FIELD is required: the JSON field holding each set's label (or --point-label FIELD: per-point labels)")
 	case *label != "" && *pointLabel != "":
 		return cli.UsageError("--label and --point-label exclude each other: a model predicts each set or each point")
-	case *pointLabel != "" && *task != model.Classification:
-		return cli.UsageError(fmt.Sprintf("--point-label: a per-point model is a classifier (--task %s is not offered per point)", *task))
 	case *pointLabel != "" && *classifier != model.RidgeClassifier:
 		return cli.UsageError(fmt.Sprintf("--point-label: a per-point model is a one-vs-rest ridge classifier (--classifier %s is not offered per point)", *classifier))
 	case *task != model.Regression && *task != model.Classification:
@@ -99,10 +97,12 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		per = " per-point"
 	}
 	fmt.Fprintf(stderr, "fit:%s %s model %s on %d sets, width %d, λ=%.4g, cross-validated %s %.4g", per, m.Kind, m.ModelVersion, m.NSets, m.Width, m.Lambda, m.CV.Metric, m.CV.Scores[slices.Index(m.CV.Lambdas, m.Lambda)])
-	if m.PredictsPoints() {
+	switch {
+	case m.PredictsPoints() && m.Kind == model.Classification:
 		fmt.Fprint(stderr, " (mean over held-out sets of each set's accuracy on its points)")
-	}
-	if m.Kind == model.Regression {
+	case m.PredictsPoints():
+		fmt.Fprint(stderr, " (every held-out set weighing the same; no intervals per point)")
+	case m.Kind == model.Regression:
 		fmt.Fprintf(stderr, "; held-out RMSE %.4g (constant predictor %.4g) on %d sets", m.Holdout.RMSE, m.Holdout.RMSEMean, m.Holdout.N)
 	}
 	fmt.Fprintln(stderr)

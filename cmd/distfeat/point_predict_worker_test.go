@@ -223,7 +223,6 @@ func TestFitPointLabelRefusals(t *testing.T) {
 		want string
 	}{
 		{[]string{"--point-label", "y", "--label", "set"}, "exclude each other"},
-		{[]string{"--point-label", "y", "--task", "regression"}, "--task regression is not offered per point"},
 		{[]string{"--point-label", "y", "--classifier", "logistic"}, "--classifier logistic is not offered per point"},
 		{[]string{"--point-label", "y", "--families", "mmd"}, `no marginal_transfer family "mmd"`},
 		{[]string{"--point-label", "y", "--spec", noMT}, "the spec has no marginal_transfer family"},
@@ -232,6 +231,11 @@ func TestFitPointLabelRefusals(t *testing.T) {
 		if code, _, stderr := runCLI(t, in, args...); code != 2 || !strings.Contains(stderr, c.want) {
 			t.Errorf("fit %v: exit %d, stderr %q; want exit 2 naming %q", c.args, code, stderr, c.want)
 		}
+	}
+	// A per-point regression needs numbers.
+	if code, _, stderr := runCLI(t, in, "fit", "--spec", specPath, "--point-label", "y", "--task", "regression", "--folds", "3",
+		"--out", filepath.Join(t.TempDir(), "m.json")); code == 0 || !strings.Contains(stderr, `is not a finite number`) {
+		t.Errorf("a per-point regression on class labels: exit %d, stderr %q", code, stderr)
 	}
 	// A line without the per-point label array is an error naming the set and the field.
 	if code, _, stderr := runCLI(t, in+`{"set":"nolabels","points":[[1,2],[3,4]]}`+"\n", "fit", "--spec", specPath,
