@@ -150,15 +150,6 @@ func (a *Applier) Apply(vecs [][]float32) (Output, error) {
 	return out, nil
 }
 
-// ParseFor parses a model file's bytes and checks it against the spec in use (NewApplier): the
-// errors are *RefusedError, RefusedDecode for bytes that are no valid model file.
-func ParseFor(b []byte, specID string, cols []Column, coverage float64) (*Applier, error) {
-	m, err := Parse(b)
-	if err != nil {
-		return nil, &RefusedError{RefusedDecode, fmt.Errorf("not a valid model file: %w", err)}
-	}
-	return NewApplier(m, specID, cols, coverage)
-}
 
 // Columns of the predictions appended to a record (embed --model's feature records, and the
 // per-point records of a per-point model: embed --points --model and the worker's per-point
