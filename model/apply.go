@@ -150,7 +150,6 @@ func (a *Applier) Apply(vecs [][]float32) (Output, error) {
 	return out, nil
 }
 
-
 // Columns of the predictions appended to a record (embed --model's feature records, and the
 // per-point records of a per-point model: embed --points --model and the worker's per-point
 // topic), after its feature columns.
