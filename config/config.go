@@ -70,7 +70,7 @@ type Topics struct {
 // Models are the model a worker applies to its closed windows and where it writes the
 // predictions (docs/fitting.md).
 type Models struct {
-	Model            string  `env:"MODEL" values:"file" doc:"model file (distfeat fit) applied to every closed window, its prediction written to PREDICTIONS_TOPIC; fitted under another spec_id or for other columns: a start-up error naming both"`
+	Model            string  `env:"MODEL" values:"file" doc:"model file (distfeat fit) applied to every closed window, its prediction written to PREDICTIONS_TOPIC (a per-point model: to every point, in the POINT_FEATURES_TOPIC records); fitted under another spec_id or for other columns: a start-up error naming both"`
 	ModelsTopic      string  `env:"MODELS_TOPIC" values:"topic" doc:"compacted topic of model files keyed by model name, read from the beginning and followed: the newest valid one named MODEL_NAME replaces the model for windows closing after it is read; a mismatched one is dead-lettered (empty: off)"`
 	ModelName        string  `env:"MODEL_NAME" values:"name" doc:"the key of this worker's model on MODELS_TOPIC (required with it)"`
 	ModelCoverage    float64 `env:"MODEL_COVERAGE" envDefault:"0.9" values:"coverage" doc:"a regression model's prediction interval coverage, one of the levels the model stores (0: no interval); a model without it is refused"`

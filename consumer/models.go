@@ -12,6 +12,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/metrics"
 	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/model"
@@ -22,12 +23,14 @@ import (
 // models holds the model in force (processor.Models): the model file's at start, replaced by
 // each valid model named ModelName that the follower of the models topic reads.
 type models struct {
-	name     string // ModelName, or the file's path for a file-only worker
-	specID   string
-	cols     []model.Column
-	coverage float64
-	m        *metrics.Metrics
-	log      *slog.Logger
+	name      string // ModelName, or the file's path for a file-only worker
+	specID    string
+	cols      []model.Column
+	pointCols []model.Column // the per-point columns (DISTFEAT_POINT_FEATURES_TOPIC); nil: no per-point output
+	emb       *embedding.Embedder
+	coverage  float64
+	m         *metrics.Metrics
+	log       *slog.Logger
 
 	cur atomic.Pointer[model.Applier]
 	mu  sync.Mutex // serialises set (ModelInfo's labels follow cur)
@@ -62,11 +65,39 @@ func (s *models) set(a *model.Applier, source string) {
 // maxSetBytes is the longest set ID the input accepts (schema.DecodeOptions' default).
 const maxSetBytes = 256
 
+// applier checks a model against the spec in use: a per-set model against the window
+// columns, a per-point model against the per-point columns — refused (RefusedPer) without
+// DISTFEAT_POINT_FEATURES_TOPIC, which its predictions are written to — and its records
+// against the output limit (checkSize).
+func (s *models) applier(mod *model.Model, maxOutput int) (*model.Applier, error) {
+	var a *model.Applier
+	var err error
+	switch {
+	case mod.PredictsPoints() && s.pointCols == nil:
+		return nil, &model.RefusedError{Reason: model.RefusedPer, Err: fmt.Errorf("model %s predicts each point (fit --point-label): its predictions go to the per-point records, and DISTFEAT_POINT_FEATURES_TOPIC is not set", mod.ModelVersion)}
+	case mod.PredictsPoints():
+		a, err = model.NewPointApplier(mod, s.specID, s.pointCols, s.coverage)
+	default:
+		a, err = model.NewApplier(mod, s.specID, s.cols, s.coverage)
+	}
+	if err == nil {
+		err = checkSize(a, s.emb, maxOutput)
+	}
+	return a, err
+}
+
 // checkSize refuses (RefusedTooLarge) a model whose prediction records, for the longest set
 // ID, would not fit the output limit with their headers: the broker would refuse them and
-// stall the partition.
-func checkSize(a *model.Applier, maxOutput int) error {
+// stall the partition. A per-point model's records are the per-point records with its
+// prediction columns: one point's must fit.
+func checkSize(a *model.Applier, emb *embedding.Embedder, maxOutput int) error {
 	m := a.Model()
+	if m.PredictsPoints() {
+		if _, err := processor.PointChunk(emb, processor.PointPredictionOutput(emb, a), maxOutput); err != nil {
+			return &model.RefusedError{Reason: model.RefusedTooLarge, Err: fmt.Errorf("model %s: %w", m.ModelVersion, err)}
+		}
+		return nil
+	}
 	r := schema.PredictionRecord{Set: strings.Repeat("x", maxSetBytes), SpecID: m.SpecID, ModelVersion: m.ModelVersion,
 		ModelKind: m.Kind, Interval: &[2]float32{}, Coverage: a.Coverage()}
 	if len(m.Classes) > 0 {
@@ -84,8 +115,9 @@ func checkSize(a *model.Applier, maxOutput int) error {
 }
 
 // newModels loads the model file, if any, refusing one that does not fit the spec in use.
-func newModels(cfg Config, specID string, cols []model.Column, m *metrics.Metrics, log *slog.Logger) (*models, error) {
-	s := &models{name: cfg.ModelName, specID: specID, cols: cols, coverage: cfg.ModelCoverage, m: m, log: log}
+// pointCols are the per-point columns, nil without per-point output.
+func newModels(cfg Config, emb *embedding.Embedder, cols, pointCols []model.Column, m *metrics.Metrics, log *slog.Logger) (*models, error) {
+	s := &models{name: cfg.ModelName, specID: emb.Spec().ID(), cols: cols, pointCols: pointCols, emb: emb, coverage: cfg.ModelCoverage, m: m, log: log}
 	if s.name == "" {
 		s.name = cfg.Model
 	}
@@ -94,10 +126,7 @@ func newModels(cfg Config, specID string, cols []model.Column, m *metrics.Metric
 		if err != nil {
 			return nil, fmt.Errorf("consumer: DISTFEAT_MODEL: %w", err)
 		}
-		a, err := model.NewApplier(mod, specID, cols, cfg.ModelCoverage)
-		if err == nil {
-			err = checkSize(a, cfg.MaxOutputBytes)
-		}
+		a, err := s.applier(mod, cfg.MaxOutputBytes)
 		if err != nil {
 			return nil, fmt.Errorf("consumer: DISTFEAT_MODEL %s: %w", cfg.Model, err)
 		}
@@ -242,9 +271,12 @@ func (w *Worker) modelRecord(ctx context.Context, m kafka.Message) {
 		w.log.Warn("models topic: tombstone for this worker's model ignored; the model in force stays", where...)
 		return
 	}
-	a, err := model.ParseFor(m.Value, w.models.specID, w.models.cols, w.models.coverage)
-	if err == nil {
-		err = checkSize(a, w.cfg.MaxOutputBytes)
+	var a *model.Applier
+	mod, err := model.Parse(m.Value)
+	if err != nil {
+		err = &model.RefusedError{Reason: model.RefusedDecode, Err: fmt.Errorf("not a valid model file: %w", err)}
+	} else {
+		a, err = w.models.applier(mod, w.cfg.MaxOutputBytes)
 	}
 	if err != nil {
 		reason := model.RefusedReason(err)

@@ -13,9 +13,11 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/testbroker"
 	"github.com/distfeat/distfeat/model"
 	"github.com/distfeat/distfeat/schema"
+	"github.com/distfeat/distfeat/spec"
 	"github.com/distfeat/distfeat/window"
 )
 
@@ -227,14 +229,56 @@ func TestModelPredictionSize(t *testing.T) {
 		}
 		return a
 	}
-	if err := checkSize(mk(0), 8<<10); err != nil {
+	if err := checkSize(mk(0), nil, 8<<10); err != nil {
 		t.Errorf("a regression within 8 KiB: %v", err)
 	}
-	if err := checkSize(mk(10), 1_000_000); err != nil {
+	if err := checkSize(mk(10), nil, 1_000_000); err != nil {
 		t.Errorf("10 classes within 1 MB: %v", err)
 	}
-	err := checkSize(mk(5000), 1_000_000) // 5000 × 200-byte names: over 1 MB
+	err := checkSize(mk(5000), nil, 1_000_000) // 5000 × 200-byte names: over 1 MB
 	if model.RefusedReason(err) != model.RefusedTooLarge || !strings.Contains(err.Error(), "DISTFEAT_MAX_OUTPUT_BYTES=1000000") {
 		t.Errorf("5000 long class names: %v, want too_large naming the limit", err)
+	}
+}
+
+// TestPerPointModelNeedsPointTopic: a per-point model is refused (reason per, naming
+// DISTFEAT_POINT_FEATURES_TOPIC) by a worker without per-point output, applied to the
+// per-point columns by one with it, and refused as too_large when one point's record with
+// its predictions cannot fit the output limit; a per-set model still applies to windows.
+func TestPerPointModelNeedsPointTopic(t *testing.T) {
+	sp, err := spec.ParseSpec([]byte(`{"version":1,"seed":7,"dim":2,"bounds":{"lo":[0,0],"hi":[1,1]},
+	 "families":[{"name":"mmd","kind":"mmd","features":32,"bandwidth":0.2},
+	   {"name":"mt","kind":"marginal_transfer","set_family":"mmd","sigma_p":0.4,"sigma_x":0.3,"features":64}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb, err := embedding.New(sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(per string, col model.Column) *model.Model {
+		m := &model.Model{Format: model.FormatVersion, Kind: model.Classification, Per: per, SpecID: sp.ID(), Width: col.Len,
+			Columns: []model.Column{col}, Classes: []string{"a", "b"}, Intercept: []float64{0, 0}, Weights: [][]float64{make([]float64, col.Len), make([]float64, col.Len)}}
+		if _, err := m.Marshal(); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	perPoint, perSet := mk(model.PerPoint, model.Column{Name: "mt", Len: 64}), mk("", model.Column{Name: "mmd", Len: 32})
+	setCols, pointCols := []model.Column{{Name: "mmd", Len: 32}}, []model.Column{{Name: "mt", Len: 64}}
+	without := &models{specID: sp.ID(), cols: setCols, emb: emb}
+	_, err = without.applier(perPoint, 1_000_000)
+	if model.RefusedReason(err) != model.RefusedPer || !strings.Contains(err.Error(), "DISTFEAT_POINT_FEATURES_TOPIC") {
+		t.Errorf("per-point model without per-point output: %v, want refused (per) naming DISTFEAT_POINT_FEATURES_TOPIC", err)
+	}
+	with := &models{specID: sp.ID(), cols: setCols, pointCols: pointCols, emb: emb}
+	if a, err := with.applier(perPoint, 1_000_000); err != nil || !a.Model().PredictsPoints() {
+		t.Errorf("per-point model with per-point output: %v", err)
+	}
+	if _, err := with.applier(perSet, 1_000_000); err != nil {
+		t.Errorf("per-set model: %v", err)
+	}
+	if _, err := with.applier(perPoint, 1500); model.RefusedReason(err) != model.RefusedTooLarge {
+		t.Errorf("per-point model over a 1500-byte limit: %v, want too_large", err)
 	}
 }

@@ -201,7 +201,13 @@ func NewWorker(cfg Config, emb *embedding.Embedder, out *schema.Output, m *metri
 		for _, c := range emb.Columns() {
 			cols = append(cols, model.Column{Name: c.Name, Len: c.Len})
 		}
-		if mods, err = newModels(cfg, emb.Spec().ID(), cols, m, log); err != nil {
+		var pointCols []model.Column // a per-point model's columns, with per-point output only
+		if points != nil {
+			for _, pm := range emb.PointMaps() {
+				pointCols = append(pointCols, model.Column{Name: pm.Name(), Len: pm.Len()})
+			}
+		}
+		if mods, err = newModels(cfg, emb, cols, pointCols, m, log); err != nil {
 			return nil, err
 		}
 		m.PredictionsConfigured.Set(1)

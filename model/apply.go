@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -15,6 +16,7 @@ const (
 	RefusedColumns  = "columns"   // reads a column the spec has not, or at another width
 	RefusedCoverage = "coverage"  // no interval at the configured coverage
 	RefusedTooLarge = "too_large" // its prediction records would exceed the output limit (the caller checks)
+	RefusedPer      = "per"       // predicts per point where windows are predicted, or per set where points are
 )
 
 // RefusedError is why a model cannot be applied to an embedder's records: Reason is one of
@@ -53,6 +55,24 @@ type Applier struct {
 // width, and a regression model without an interval at coverage (0: no interval). A
 // classifier ignores coverage.
 func NewApplier(m *Model, specID string, cols []Column, coverage float64) (*Applier, error) {
+	if m.PredictsPoints() {
+		return nil, &RefusedError{RefusedPer, fmt.Errorf("model %s predicts each point (fitted on per-point features, fit --point-label): it applies to per-point records (embed --points, DISTFEAT_POINT_FEATURES_TOPIC), not to windows", m.ModelVersion)}
+	}
+	return newApplier(m, specID, cols, coverage)
+}
+
+// NewPointApplier is NewApplier for a per-point model (Per = PerPoint) on per-point records:
+// cols are the embedder's per-point columns (its marginal_transfer families, in spec order).
+// A per-set model is refused (RefusedPer). A per-point regression without intervals (as
+// FitPoints fits it) ignores coverage, as a classifier does.
+func NewPointApplier(m *Model, specID string, cols []Column, coverage float64) (*Applier, error) {
+	if !m.PredictsPoints() {
+		return nil, &RefusedError{RefusedPer, fmt.Errorf("model %s predicts each window (set): per-point records need a per-point model (distfeat fit --point-label)", m.ModelVersion)}
+	}
+	return newApplier(m, specID, cols, coverage)
+}
+
+func newApplier(m *Model, specID string, cols []Column, coverage float64) (*Applier, error) {
 	if specID != m.SpecID {
 		return nil, &RefusedError{RefusedSpecID, m.CheckSpec(specID, cols)}
 	}
@@ -60,7 +80,7 @@ func NewApplier(m *Model, specID string, cols []Column, coverage float64) (*Appl
 		return nil, &RefusedError{RefusedColumns, err}
 	}
 	a := &Applier{m: m, cols: slices.Clone(cols)}
-	if m.Kind == Regression && coverage != 0 {
+	if m.Kind == Regression && coverage != 0 && !(m.PredictsPoints() && m.Conformal == nil) {
 		q, err := m.Quantile(coverage)
 		if err != nil {
 			return nil, &RefusedError{RefusedCoverage, err}
@@ -130,12 +150,103 @@ func (a *Applier) Apply(vecs [][]float32) (Output, error) {
 	return out, nil
 }
 
-// ParseFor parses a model file's bytes and checks it against the spec in use (NewApplier): the
-// errors are *RefusedError, RefusedDecode for bytes that are no valid model file.
-func ParseFor(b []byte, specID string, cols []Column, coverage float64) (*Applier, error) {
-	m, err := Parse(b)
-	if err != nil {
-		return nil, &RefusedError{RefusedDecode, fmt.Errorf("not a valid model file: %w", err)}
+// Columns of the predictions appended to a record (embed --model's feature records, and the
+// per-point records of a per-point model: embed --points --model and the worker's per-point
+// topic), after its feature columns.
+const (
+	ColPrediction    = "model.prediction"    // [1]: the prediction, or the class's index in distfeat.model_classes
+	ColInterval      = "model.interval"      // [2]: lo, hi (regression, with a coverage)
+	ColScores        = "model.scores"        // [scores]: per-class scores, or a binary model's one (classification)
+	ColProbabilities = "model.probabilities" // [classes]: class probabilities (link logistic)
+)
+
+// OutputColumns are the prediction columns this Applier's outputs fill (OutputVectors), in order.
+func (a *Applier) OutputColumns() []Column {
+	cols := []Column{{Name: ColPrediction, Len: 1}}
+	if a.m.Kind == Classification {
+		cols = append(cols, Column{Name: ColScores, Len: len(a.m.Weights)})
+		if a.m.Link == Logistic {
+			cols = append(cols, Column{Name: ColProbabilities, Len: len(a.m.Classes)})
+		}
+		return cols
 	}
-	return NewApplier(m, specID, cols, coverage)
+	if a.coverage != 0 {
+		cols = append(cols, Column{Name: ColInterval, Len: 2})
+	}
+	return cols
+}
+
+// OutputMeta is the Arrow schema metadata naming the model, for records with OutputColumns.
+func (a *Applier) OutputMeta() [][2]string {
+	m := a.m
+	classes, _ := json.Marshal(m.Classes)
+	md := [][2]string{{"distfeat.model_version", m.ModelVersion}, {"distfeat.model_kind", m.Kind}}
+	if m.Kind == Classification {
+		md = append(md, [2]string{"distfeat.model_classes", string(classes)})
+		if sc := m.ScoreClasses(); len(sc) != len(m.Classes) { // a binary model's one score
+			b, _ := json.Marshal(sc)
+			md = append(md, [2]string{"distfeat.model_score_classes", string(b)})
+		}
+		if m.Link != "" {
+			md = append(md, [2]string{"distfeat.model_link", m.Link})
+		}
+		return md
+	}
+	if a.coverage != 0 {
+		md = append(md, [2]string{"distfeat.model_coverage", fmt.Sprint(a.coverage)})
+	}
+	return md
+}
+
+// OutputVectors are out's values in OutputColumns order: the prediction (a classifier's:
+// its class index), then the scores and probabilities, or the interval.
+func (a *Applier) OutputVectors(out Output) [][]float32 {
+	if a.m.Kind == Classification {
+		vecs := [][]float32{{float32(out.ClassIndex)}, out.Scores}
+		if out.Probabilities != nil {
+			vecs = append(vecs, out.Probabilities)
+		}
+		return vecs
+	}
+	vecs := [][]float32{{out.Value}}
+	if out.Interval != nil {
+		vecs = append(vecs, out.Interval[:])
+	}
+	return vecs
+}
+
+// ApplyPoints predicts every point of a block of n points (a per-point model): vecs holds
+// one row-major block per record column (n·len values, point i at [i·len, (i+1)·len)), in
+// the order of the columns the Applier was made with. It returns the predictions as blocks
+// of OutputColumns (n·len each, point i's at [i·len, (i+1)·len)), and each point's Output.
+func (a *Applier) ApplyPoints(vecs [][]float32, n int) ([][]float32, []Output, error) {
+	if len(vecs) != len(a.cols) {
+		return nil, nil, fmt.Errorf("model %s: %d point columns, want %d", a.m.ModelVersion, len(vecs), len(a.cols))
+	}
+	for c, col := range a.cols {
+		if len(vecs[c]) != n*col.Len {
+			return nil, nil, fmt.Errorf("model %s: point column %q has %d values, want %d points × %d", a.m.ModelVersion, col.Name, len(vecs[c]), n, col.Len)
+		}
+	}
+	ocols := a.OutputColumns()
+	blocks := make([][]float32, len(ocols))
+	for k, c := range ocols {
+		blocks[k] = make([]float32, 0, n*c.Len)
+	}
+	outs := make([]Output, n)
+	row := make([][]float32, len(a.cols))
+	for i := 0; i < n; i++ {
+		for c, col := range a.cols {
+			row[c] = vecs[c][i*col.Len : (i+1)*col.Len]
+		}
+		out, err := a.Apply(row)
+		if err != nil {
+			return nil, nil, err
+		}
+		outs[i] = out
+		for k, v := range a.OutputVectors(out) {
+			blocks[k] = append(blocks[k], v...)
+		}
+	}
+	return blocks, outs, nil
 }

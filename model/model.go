@@ -35,6 +35,10 @@ const (
 	Logistic = "logistic"
 )
 
+// PerPoint is the Per of a model fitted on per-point (marginal_transfer) features, which
+// predicts every point of a window (FitPoints); an empty Per predicts each window (set).
+const PerPoint = "point"
+
 // Classifiers Fit fits.
 const (
 	RidgeClassifier    = "ridge"    // one-vs-rest ridge on ±1 targets (the default)
@@ -80,7 +84,7 @@ type Holdout struct {
 // binary with one score (as scikit-learn stores a binary model), classes[1] when the score
 // is positive, else classes[0]. Link says how scores become probabilities.
 //
-// Estimator, Link and a zero CV or NSets are omitted from the file when empty, so files
+// Estimator, Per, Link and a zero CV or NSets are omitted from the file when empty, so files
 // written before they existed keep their bytes and model_version.
 type Model struct {
 	Format       int         `json:"format"`
@@ -92,6 +96,7 @@ type Model struct {
 	Columns      []Column    `json:"columns"`
 	Width        int         `json:"width"`
 	Label        string      `json:"label,omitempty"`
+	Per          string      `json:"per,omitempty"` // PerPoint: predicts each point (per-point features); empty: each set
 	NSets        int         `json:"n_sets,omitempty"`
 	Lambda       float64     `json:"lambda"`
 	Classes      []string    `json:"classes,omitempty"`
@@ -219,6 +224,9 @@ func (m *Model) validate() error {
 		}
 	default:
 		return fmt.Errorf("kind %q: want %s or %s", m.Kind, Regression, Classification)
+	}
+	if m.Per != "" && m.Per != PerPoint {
+		return fmt.Errorf("per %q: want %s or none (per set)", m.Per, PerPoint)
 	}
 	if !(m.Lambda >= 0) || math.IsInf(m.Lambda, 0) {
 		return fmt.Errorf("lambda %v: want a finite penalty ≥ 0", m.Lambda)
@@ -408,3 +416,7 @@ func score(b float64, w []float64, x []float32) float64 {
 	}
 	return s
 }
+
+// PredictsPoints reports whether the model predicts each point of a window from its
+// per-point features (Per = PerPoint) rather than each window from its feature record.
+func (m *Model) PredictsPoints() bool { return m.Per == PerPoint }

@@ -87,3 +87,83 @@ func sketchSet(emb *embedding.Embedder, set string, x []float64) (window.Closed[
 	sk.Add(u)
 	return window.Closed[*embedding.Sketch]{Set: set, N: sk.Count(), Sketch: sk}, nil
 }
+
+// FitPoints embeds sets with per-point labels (ReadSets with a PointLabel) as embed
+// --points does — each set's window record by embed's finalisation, then every point's
+// marginal-transfer features against it — and fits a per-point model (model.FitPoints) on
+// the per-point columns cols (PointColumns' names; `distfeat fit --point-label`). Every set
+// needs points and a label per point (field label); onProgress, if not nil, hears the number
+// of sets embedded.
+func FitPoints(ctx context.Context, emb *embedding.Embedder, cols []model.Column, sets []FileSet, label string, o model.Options, onProgress func(sets int)) (*model.Model, error) {
+	var maps []*embedding.PointMap
+	for _, c := range cols {
+		i := slices.IndexFunc(emb.PointMaps(), func(m *embedding.PointMap) bool { return m.Name() == c.Name })
+		if i < 0 {
+			return nil, fmt.Errorf("the spec has no marginal_transfer family %q", c.Name)
+		}
+		maps = append(maps, emb.PointMaps()[i])
+	}
+	if len(maps) == 0 {
+		return nil, fmt.Errorf("no marginal_transfer family to fit on (docs/marginal-transfer.md)")
+	}
+	var rows [][]float32
+	var setOf []int
+	var labels []string
+	d, workers := emb.Dim(), runtime.GOMAXPROCS(0)
+	for at := 0; at < len(sets); at += LinesBatch {
+		batch := sets[at:min(at+LinesBatch, len(sets))]
+		closed := make([]window.Closed[*embedding.Sketch], len(batch))
+		us := make([][]float64, len(batch))
+		for k, s := range batch {
+			if len(s.Points) == 0 {
+				return nil, fmt.Errorf("set %q: %w", s.Set, ErrNoPoints)
+			}
+			if s.PointLabels == nil {
+				return nil, fmt.Errorf("set %q has no field %q (an array of per-point labels)", s.Set, label)
+			}
+			c, err := sketchSet(emb, s.Set, s.Points)
+			if err != nil {
+				return nil, fmt.Errorf("set %q: %w", s.Set, err)
+			}
+			closed[k] = c
+			us[k] = make([]float64, len(s.Points))
+			if _, err := emb.Normalize(us[k], s.Points); err != nil {
+				return nil, fmt.Errorf("set %q: %w", s.Set, err)
+			}
+		}
+		for k, rec := range processor.Finalize(emb.Spec().ID(), closed, workers, nil) {
+			n := len(us[k]) / d
+			width := 0
+			feats := make([][]float32, len(maps))
+			for i, m := range maps {
+				feats[i] = make([]float32, n*m.Len())
+				m.PointsParallel(m.SetPart(rec.Vectors, nil), us[k], feats[i], workers)
+				width += m.Len()
+			}
+			block := make([]float32, n*width)
+			for j := 0; j < n; j++ {
+				row := block[j*width : (j+1)*width : (j+1)*width]
+				o := row
+				for i, m := range maps {
+					o = o[copy(o, feats[i][j*m.Len():(j+1)*m.Len()]):]
+				}
+				rows, setOf, labels = append(rows, row), append(setOf, at+k), append(labels, batch[k].PointLabels[j])
+			}
+		}
+		if onProgress != nil {
+			onProgress(at + len(batch))
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	m, err := model.FitPoints(rows, setOf, labels, o)
+	if err != nil {
+		return nil, err
+	}
+	m.SpecID, m.Columns, m.Label = emb.Spec().ID(), cols, label
+	for _, mp := range maps {
+		m.Families = append(m.Families, mp.Name())
+	}
+	return m, nil
+}

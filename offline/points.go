@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/model"
 )
 
 // PointWidth is the length of a point's concatenated per-point feature vector: the sum of
@@ -72,4 +73,15 @@ func Points(emb *embedding.Embedder, sets Sets, windows, out []float32, workers 
 		}
 	}
 	return nil
+}
+
+// PointColumns are the embedder's per-point columns in the model file's terms: one per
+// marginal_transfer family, in spec order (the columns of PointSink's and the worker's
+// per-point records).
+func PointColumns(emb *embedding.Embedder) []model.Column {
+	var cols []model.Column
+	for _, m := range emb.PointMaps() {
+		cols = append(cols, model.Column{Name: m.Name(), Len: m.Len()})
+	}
+	return cols
 }

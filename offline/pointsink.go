@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/processor"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/spec"
 )
@@ -27,11 +29,26 @@ type PointSink struct {
 	workers int
 	a       [][]float64 // per map: the set part
 	bufs    [][]float32 // per map: a chunk's features
+	pred    *Predictor  // a per-point model's predictions, appended to every point's row; nil: none
 }
 
 // NewPointSink returns the per-point writer of the spec's marginal_transfer families (one
 // column each), or an error if the spec has none.
 func NewPointSink(w io.Writer, format string, sp *spec.Spec, emb *embedding.Embedder, workers int) (*PointSink, error) {
+	return newPointSink(w, format, sp, emb, workers, nil)
+}
+
+// NewPointPredictionSink is NewPointSink with a per-point model's predictions (embed --points
+// --model): every point's row gains the prediction columns (Arrow, with the model's schema
+// metadata) or a "prediction" object (JSON lines), as embed --model adds them to a set's.
+func NewPointPredictionSink(w io.Writer, format string, sp *spec.Spec, emb *embedding.Embedder, workers int, p *Predictor) (*PointSink, error) {
+	if !p.m.PredictsPoints() {
+		return nil, fmt.Errorf("model %s predicts each set: per-point records need a per-point model (distfeat fit --point-label)", p.m.ModelVersion)
+	}
+	return newPointSink(w, format, sp, emb, workers, p)
+}
+
+func newPointSink(w io.Writer, format string, sp *spec.Spec, emb *embedding.Embedder, workers int, p *Predictor) (*PointSink, error) {
 	maps := emb.PointMaps()
 	if len(maps) == 0 {
 		return nil, errors.New("--points: the spec has no marginal_transfer family (docs/marginal-transfer.md; distfeat calibrate --point-label proposes one)")
@@ -41,7 +58,10 @@ func NewPointSink(w io.Writer, format string, sp *spec.Spec, emb *embedding.Embe
 		cols = append(cols, embedding.Column{Name: m.Name(), Family: m.Name(), Len: m.Len()})
 	}
 	out := schema.NewPointOutput(sp, cols)
-	s := &PointSink{maps: maps, out: out, workers: workers, a: make([][]float64, len(maps)), bufs: make([][]float32, len(maps))}
+	if p != nil && format == FormatArrow {
+		out = processor.PointPredictionOutput(emb, p.a) // the worker's per-point records with a per-point model
+	}
+	s := &PointSink{maps: maps, out: out, workers: workers, a: make([][]float64, len(maps)), bufs: make([][]float32, len(maps)), pred: p}
 	if format == FormatArrow {
 		s.arrow = out.NewStreamWriter(w)
 	} else {
@@ -68,14 +88,31 @@ func (s *PointSink) Write(rec schema.FeatureRecord, u []float64, dim int) error 
 			m.PointsParallel(s.a[i], u[first*dim:(first+k)*dim], vecs[i], s.workers)
 		}
 		b := schema.PointBatch{Set: rec.Set, Seq: rec.Seq, First: int64(first), N: k, SpecID: rec.SpecID, Vectors: vecs}
+		var preds []any
+		if s.pred != nil {
+			blocks, outs, err := s.pred.a.ApplyPoints(vecs, k)
+			if err != nil {
+				return err
+			}
+			if s.arrow != nil {
+				b.Vectors = append(vecs, blocks...)
+			}
+			for _, o := range outs {
+				preds = append(preds, s.pred.jsonOut(o))
+			}
+		}
 		if s.arrow != nil {
 			if err := s.arrow.Write(b); err != nil {
 				return err
 			}
 			continue
 		}
-		for _, line := range s.out.Lines(b) {
-			j, err := json.Marshal(line)
+		for i, line := range s.out.Lines(b) {
+			var v any = line
+			if preds != nil {
+				v = predictedPoint{PointLine: line, Prediction: preds[i]}
+			}
+			j, err := json.Marshal(v)
 			if err != nil {
 				return err
 			}
@@ -85,6 +122,12 @@ func (s *PointSink) Write(rec schema.FeatureRecord, u []float64, dim int) error 
 		}
 	}
 	return nil
+}
+
+// predictedPoint is a per-point line with its prediction (a per-point model).
+type predictedPoint struct {
+	schema.PointLine
+	Prediction any `json:"prediction"`
 }
 
 // Close ends the output (the Arrow stream's end, or the buffered lines' flush).

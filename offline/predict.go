@@ -3,21 +3,12 @@ package offline
 import (
 	"bufio"
 	"encoding/json"
-	"fmt"
 	"io"
 
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/model"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/spec"
-)
-
-// Arrow columns and schema metadata a Predictor adds to embed's output (docs/fitting.md).
-const (
-	colPrediction = "model.prediction"    // [1]: the prediction, or the class's index in distfeat.model_classes
-	colInterval   = "model.interval"      // [2]: lo, hi (regression, with a coverage)
-	colScores     = "model.scores"        // [scores]: per-class scores, or a binary model's one (classification)
-	colProbs      = "model.probabilities" // [classes]: class probabilities (link logistic)
 )
 
 // Predictor applies a model file to embed's feature records (embed --model), through
@@ -28,11 +19,17 @@ type Predictor struct {
 	coverage float64 // regression interval coverage; 0: none
 }
 
-// NewPredictor checks m against emb's spec and columns and applies it with a regression
-// interval at coverage (one the model stores; 0: none); a classifier has scores and no
-// interval. The errors are model.NewApplier's (*model.RefusedError, naming both spec_ids).
+// NewPredictor checks m against emb's spec and columns (a per-point model: its per-point
+// columns, PointColumns) and applies it with a regression interval at coverage (one the
+// model stores; 0: none); a classifier has scores and no interval. The errors are model.NewApplier's (*model.RefusedError, naming both spec_ids).
 func NewPredictor(m *model.Model, emb *embedding.Embedder, coverage float64) (*Predictor, error) {
-	a, err := model.NewApplier(m, emb.Spec().ID(), ModelColumns(emb.Columns()), coverage)
+	var a *model.Applier
+	var err error
+	if m.PredictsPoints() {
+		a, err = model.NewPointApplier(m, emb.Spec().ID(), PointColumns(emb), coverage)
+	} else {
+		a, err = model.NewApplier(m, emb.Spec().ID(), ModelColumns(emb.Columns()), coverage)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -41,40 +38,15 @@ func NewPredictor(m *model.Model, emb *embedding.Embedder, coverage float64) (*P
 
 // columns are the prediction columns appended to the Arrow output.
 func (p *Predictor) columns() []spec.Column {
-	cols := []spec.Column{{Name: colPrediction, Len: 1}}
-	if p.m.Kind == model.Classification {
-		cols = append(cols, spec.Column{Name: colScores, Len: len(p.m.Weights)})
-		if p.m.Link == model.Logistic {
-			cols = append(cols, spec.Column{Name: colProbs, Len: len(p.m.Classes)})
-		}
-		return cols
-	}
-	if p.coverage != 0 {
-		cols = append(cols, spec.Column{Name: colInterval, Len: 2})
+	var cols []spec.Column
+	for _, c := range p.a.OutputColumns() {
+		cols = append(cols, spec.Column{Name: c.Name, Len: c.Len})
 	}
 	return cols
 }
 
 // meta is the Arrow schema metadata naming the model.
-func (p *Predictor) meta() [][2]string {
-	classes, _ := json.Marshal(p.m.Classes)
-	md := [][2]string{{"distfeat.model_version", p.m.ModelVersion}, {"distfeat.model_kind", p.m.Kind}}
-	if p.m.Kind == model.Classification {
-		md = append(md, [2]string{"distfeat.model_classes", string(classes)})
-		if sc := p.m.ScoreClasses(); len(sc) != len(p.m.Classes) { // a binary model's one score
-			b, _ := json.Marshal(sc)
-			md = append(md, [2]string{"distfeat.model_score_classes", string(b)})
-		}
-		if p.m.Link != "" {
-			md = append(md, [2]string{"distfeat.model_link", p.m.Link})
-		}
-		return md
-	}
-	if p.coverage != 0 {
-		md = append(md, [2]string{"distfeat.model_coverage", fmt.Sprint(p.coverage)})
-	}
-	return md
-}
+func (p *Predictor) meta() [][2]string { return p.a.OutputMeta() }
 
 // regressionOut and classOut are the JSON-lines "prediction" object. Values are float32,
 // as in the Arrow columns, so both formats carry the same numbers.
@@ -99,29 +71,30 @@ func (p *Predictor) predict(r schema.FeatureRecord) ([][]float32, any, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	return p.a.OutputVectors(pr), p.jsonOut(pr), nil
+}
+
+// jsonOut is the JSON-lines "prediction" object of one output.
+func (p *Predictor) jsonOut(pr model.Output) any {
 	if p.m.Kind == model.Classification {
 		out := classOut{ModelVersion: p.m.ModelVersion, Class: pr.Class, Scores: map[string]float32{}}
 		scoreClasses := p.m.ScoreClasses()
 		for k, s := range pr.Scores {
 			out.Scores[scoreClasses[k]] = s
 		}
-		vecs := [][]float32{{float32(pr.ClassIndex)}, pr.Scores}
 		if pr.Probabilities != nil {
 			out.Probabilities = map[string]float32{}
 			for k, v := range pr.Probabilities {
 				out.Probabilities[p.m.Classes[k]] = v
 			}
-			vecs = append(vecs, pr.Probabilities)
 		}
-		return vecs, out, nil
+		return out
 	}
 	out := regressionOut{ModelVersion: p.m.ModelVersion, Value: pr.Value, Interval: pr.Interval}
-	vecs := [][]float32{{out.Value}}
 	if pr.Interval != nil {
 		out.Coverage = p.coverage
-		vecs = append(vecs, pr.Interval[:])
 	}
-	return vecs, out, nil
+	return out
 }
 
 // NewPredictionSink is embed's output with the model's predictions: JSON lines gain a
@@ -176,3 +149,7 @@ func (s *jsonlPredictionSink) Write(r schema.FeatureRecord) error {
 }
 
 func (s *jsonlPredictionSink) Close() error { return s.w.Flush() }
+
+// PredictsPoints reports whether the model predicts each point (a per-point model, applied
+// to embed --points' records) rather than each set.
+func (p *Predictor) PredictsPoints() bool { return p.m.PredictsPoints() }

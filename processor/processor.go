@@ -58,7 +58,9 @@ type Config struct {
 	Points *schema.PointOutput
 	// Models, if set, turns on the predictions: after each window's feature record (and
 	// per-point records), its prediction by the model in force (Models.Current; none while
-	// that is nil) as a Prediction message.
+	// that is nil) as a Prediction message. A per-point model in force (model.PerPoint)
+	// predicts every point instead: its prediction columns are appended to the per-point
+	// records (Points must be set; PointPredictionOutput), and the window has no Prediction.
 	Models Models
 	// FinalizeWorkers is how many goroutines finalise the windows one Process call closes
 	// (embedding.FinalizeBatchParallel) and encode their feature records: the call still
@@ -115,6 +117,7 @@ type Processor struct {
 
 	pointChunk  int                      // points per PointFeature message (Config.Points)
 	predictions *schema.PredictionOutput // the Prediction messages' encoder (Config.Models)
+	pointPred   pointPrediction          // the per-point encoder of the last per-point model applied
 
 	normBuf []float64      // normalised points of the current record, reused
 	insBuf  []window.Input // window inputs of the current record, reused
@@ -520,10 +523,17 @@ func (p *Processor) finish() Result {
 		m, ok := p.featureMessage(c, recs[s.closed], values[s.closed], errs[s.closed], p.closedRejected[s.closed])
 		if ok {
 			msgs = append(msgs, m)
+			perPoint := applier != nil && applier.Model().PredictsPoints()
 			if p.cfg.Points != nil {
-				msgs = p.pointMessages(msgs, c, recs[s.closed])
+				var pa *model.Applier // a per-point model predicts in the per-point records
+				if perPoint {
+					pa = applier
+				}
+				msgs = p.pointMessages(msgs, c, recs[s.closed], pa)
 			}
-			msgs = p.predictionMessage(msgs, applier, c, recs[s.closed])
+			if !perPoint {
+				msgs = p.predictionMessage(msgs, applier, c, recs[s.closed])
+			}
 		}
 	}
 	for _, c := range p.closed {

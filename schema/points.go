@@ -72,6 +72,13 @@ func NewPointOutput(spec *spec.Spec, cols []spec.Column) *PointOutput {
 	}, cols)}
 }
 
+// NewPointOutputMeta is NewPointOutput with more columns after the marginal_transfer ones (a
+// per-point model's prediction columns) and more schema metadata (the model's).
+func NewPointOutputMeta(spec *spec.Spec, cols []spec.Column, meta ...[2]string) *PointOutput {
+	o := NewPointOutput(spec, nil)
+	return &PointOutput{newOutputLayout(spec, o.schema.Fields()[:numPointFixedCols], cols, meta...)}
+}
+
 // Schema returns the per-point schema (shared; do not modify).
 func (o *PointOutput) Schema() *arrow.Schema { return o.schema }
 

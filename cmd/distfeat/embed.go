@@ -29,7 +29,7 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	skip := fs.Bool("skip-invalid", false, "report invalid lines on stderr and continue")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "parallel finalisation `workers` (output order is input order)")
 	maxClipped := fs.Float64("max-clipped", processor.MaxClippedFraction, "largest `fraction` of the points that may lie outside the spec's bounds (clipped into them, out_of_bounds clip) before embed fails; 1 accepts any")
-	modelPath := fs.String("model", "", "also predict with this model `file` (distfeat fit; docs/fitting.md): prediction columns in the output")
+	modelPath := fs.String("model", "", "also predict with this model `file` (distfeat fit; docs/fitting.md): prediction columns in the output (a per-point model, fit --point-label: in the --points output)")
 	coverage := fs.Float64("coverage", 0.9, "--model regression: the prediction interval's `coverage` (one the model stores; 0: no interval)")
 	pointsOut := fs.String("points", "", "also write the per-point features of the spec's marginal_transfer families to `file` (- for stdout), in --format")
 	if err := cli.ParseArgs(fs, args); err != nil {
@@ -72,6 +72,16 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *pointsOut != "" && len(emb.PointMaps()) == 0 {
 		return cli.UsageError("--points: the spec has no marginal_transfer family (docs/marginal-transfer.md; distfeat calibrate --point-label proposes one)")
 	}
+	switch {
+	case pred != nil && pred.PredictsPoints() && *pointsOut == "":
+		return cli.UsageError(fmt.Sprintf("--model %s predicts each point (fitted with fit --point-label): give --points FILE, whose per-point records get the predictions", *modelPath))
+	case pred != nil && !pred.PredictsPoints() && *pointsOut != "":
+		return cli.UsageError(fmt.Sprintf("--model %s predicts each set, and --points --model needs a per-point model (distfeat fit --point-label); to predict the sets, leave out --points", *modelPath))
+	}
+	setPred, pointPred := pred, (*offline.Predictor)(nil)
+	if pred != nil && pred.PredictsPoints() {
+		setPred, pointPred = nil, pred
+	}
 	w, commit, err := openOutput(ctx, *out, stdout) // first: a bad --out fails before any input is read
 	if err != nil {
 		return err
@@ -83,8 +93,8 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer closeIn()
 	var sink offline.Sink
-	if pred != nil {
-		sink = offline.NewPredictionSink(w, *format, sp, emb, pred)
+	if setPred != nil {
+		sink = offline.NewPredictionSink(w, *format, sp, emb, setPred)
 	} else {
 		sink, err = offline.NewSink(w, *format, sp, emb)
 	}
@@ -97,7 +107,11 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *pointsOut != "" {
 		var pw io.Writer
 		if pw, commitPoints, err = openOutput(ctx, *pointsOut, stdout); err == nil {
-			psink, err = offline.NewPointSink(pw, *format, sp, emb, *workers)
+			if pointPred != nil {
+				psink, err = offline.NewPointPredictionSink(pw, *format, sp, emb, *workers, pointPred)
+			} else {
+				psink, err = offline.NewPointSink(pw, *format, sp, emb, *workers)
+			}
 		} else {
 			err = fmt.Errorf("--points %s: %w", *pointsOut, errors.Unwrap(err)) // openOutput names --out
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -16,9 +17,10 @@ import (
 )
 
 func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("fit", "", "Embeds labelled sets (JSON lines as embed takes them, with a label field) with the spec and\nfits a linear model on the features of the chosen families: ridge regression with split-\nconformal prediction intervals, or a classifier (one-vs-rest ridge, or logistic regression\nwith class probabilities); λ is chosen by cross-validation over whole sets. Writes the model\nfile (docs/fitting.md) that embed --model applies. Same input and flags, same model bytes on one platform.", stderr)
+	fs := newFlagSet("fit", "", "Embeds labelled sets (JSON lines as embed takes them, with a label field) with the spec and\nfits a linear model on the features of the chosen families: ridge regression with split-\nconformal prediction intervals, or a classifier (one-vs-rest ridge, or logistic regression\nwith class probabilities); λ is chosen by cross-validation over whole sets. Writes the model\nfile (docs/fitting.md) that embed --model applies. With --point-label, a per-point model on the\nspec's marginal_transfer families instead (each set weighing the same, λ by folds of whole\nsets), applied by embed --points --model and the worker's per-point records. Same input and\nflags, same model bytes on one platform.", stderr)
 	in := fs.String("in", "-", "labelled input JSON lines `file` (- for stdin)")
-	label := fs.String("label", "", "each line's label is in this JSON `field` (a number for regression, a class for classification); required")
+	label := fs.String("label", "", "each line's label is in this JSON `field` (a number for regression, a class for classification); this or --point-label is required")
+	pointLabel := fs.String("point-label", "", "fit a per-point model on the spec's marginal_transfer families: each line's per-point labels are in this JSON `field` (an array parallel to points; docs/marginal-transfer.md); --task defaults to classification")
 	specPath := fs.String("spec", cli.EnvOr("SPEC", ""), "feature spec JSON `file` (DISTFEAT_SPEC); empty: the built-in default")
 	families := fs.String("families", "", "comma-separated `names` of the spec's families to fit on (default: all)")
 	task := fs.String("task", model.Regression, "`regression|classification`")
@@ -31,9 +33,16 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := cli.ParseArgs(fs, args); err != nil {
 		return err
 	}
+	if *pointLabel != "" && !flagGiven(fs, "task") {
+		*task = model.Classification // per-point labels are usually classes
+	}
 	switch {
-	case *label == "":
-		return cli.UsageError("--label FIELD is required: the JSON field holding each set's label")
+	case *label == "" && *pointLabel == "":
+		return cli.UsageError("--label FIELD is required: the JSON field holding each set's label (or --point-label FIELD: per-point labels)")
+	case *label != "" && *pointLabel != "":
+		return cli.UsageError("--label and --point-label exclude each other: a model predicts each set or each point")
+	case *pointLabel != "" && *classifier != model.RidgeClassifier:
+		return cli.UsageError(fmt.Sprintf("--point-label: a per-point model is a one-vs-rest ridge classifier (--classifier %s is not offered per point)", *classifier))
 	case *task != model.Regression && *task != model.Classification:
 		return cli.UsageError(fmt.Sprintf("--task %q: want regression or classification", *task))
 	case !(*calFrac > 0 && *calFrac < 1):
@@ -56,7 +65,12 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	cols, err := fitColumns(emb.Columns(), *families)
+	var cols []model.Column
+	if *pointLabel != "" {
+		cols, err = fitPointColumns(emb, *families)
+	} else {
+		cols, err = fitColumns(emb.Columns(), *families)
+	}
 	if err != nil {
 		return err
 	}
@@ -64,7 +78,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	m, err := fitModel(ctx, emb, cols, *in, *label, *maxSets, model.Options{Kind: *task, Classifier: *classifier, Folds: *folds, Seed: *seed, CalibrationFraction: *calFrac}, stderr)
+	m, err := fitModel(ctx, emb, cols, *in, *label, *pointLabel, *maxSets, model.Options{Kind: *task, Classifier: *classifier, Folds: *folds, Seed: *seed, CalibrationFraction: *calFrac}, stderr)
 	var b []byte
 	if err == nil {
 		b, err = m.Marshal()
@@ -78,8 +92,17 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "fit: %s model %s on %d sets, width %d, λ=%.4g, cross-validated %s %.4g", m.Kind, m.ModelVersion, m.NSets, m.Width, m.Lambda, m.CV.Metric, m.CV.Scores[slices.Index(m.CV.Lambdas, m.Lambda)])
-	if m.Kind == model.Regression {
+	per := ""
+	if m.PredictsPoints() {
+		per = " per-point"
+	}
+	fmt.Fprintf(stderr, "fit:%s %s model %s on %d sets, width %d, λ=%.4g, cross-validated %s %.4g", per, m.Kind, m.ModelVersion, m.NSets, m.Width, m.Lambda, m.CV.Metric, m.CV.Scores[slices.Index(m.CV.Lambdas, m.Lambda)])
+	switch {
+	case m.PredictsPoints() && m.Kind == model.Classification:
+		fmt.Fprint(stderr, " (mean over held-out sets of each set's accuracy on its points)")
+	case m.PredictsPoints():
+		fmt.Fprint(stderr, " (every held-out set weighing the same; no intervals per point)")
+	case m.Kind == model.Regression:
 		fmt.Fprintf(stderr, "; held-out RMSE %.4g (constant predictor %.4g) on %d sets", m.Holdout.RMSE, m.Holdout.RMSEMean, m.Holdout.N)
 	}
 	fmt.Fprintln(stderr)
@@ -106,12 +129,37 @@ func fitColumns(all []spec.Column, families string) ([]model.Column, error) {
 	return cols, nil
 }
 
-// fitModel reads the labelled sets (offline.ReadSets with the label), embeds them and fits
-// the model on the chosen columns (offline.Fit).
-func fitModel(ctx context.Context, emb *embedding.Embedder, cols []model.Column, in, label string, maxSets int, o model.Options, stderr io.Writer) (*model.Model, error) {
-	other := offline.OtherFields{Read: []string{label}}
+// fitPointColumns are the embedder's per-point columns (marginal_transfer families) named
+// in families (all for "").
+func fitPointColumns(emb *embedding.Embedder, families string) ([]model.Column, error) {
+	all := offline.PointColumns(emb)
+	if len(all) == 0 {
+		return nil, cli.UsageError("--point-label: the spec has no marginal_transfer family (docs/marginal-transfer.md; distfeat calibrate --point-label proposes one)")
+	}
+	if families == "" {
+		return all, nil
+	}
+	var cols []model.Column
+	for _, f := range strings.Split(families, ",") {
+		i := slices.IndexFunc(all, func(c model.Column) bool { return c.Name == f })
+		if i < 0 {
+			return nil, cli.UsageError(fmt.Sprintf("--families: the spec has no marginal_transfer family %q (--point-label fits on per-point features)", f))
+		}
+		cols = append(cols, all[i])
+	}
+	return cols, nil
+}
+
+// fitModel reads the labelled sets (offline.ReadSets with the label or the per-point label),
+// embeds them and fits the model on the chosen columns (offline.Fit, offline.FitPoints).
+func fitModel(ctx context.Context, emb *embedding.Embedder, cols []model.Column, in, label, pointLabel string, maxSets int, o model.Options, stderr io.Writer) (*model.Model, error) {
+	field := label
+	if pointLabel != "" {
+		field = pointLabel
+	}
+	other := offline.OtherFields{Read: []string{field}}
 	defer other.Report(stderr, "fit")
-	sets, _, err := offline.ReadSets(ctx, in, offline.ReadOptions{Dim: emb.Dim(), MaxSets: maxSets, Label: label, Other: &other})
+	sets, _, err := offline.ReadSets(ctx, in, offline.ReadOptions{Dim: emb.Dim(), MaxSets: maxSets, Label: label, PointLabel: pointLabel, Other: &other})
 	if err == nil && len(sets) == 0 {
 		err = offline.ErrNoSets
 	}
@@ -119,10 +167,23 @@ func fitModel(ctx context.Context, emb *embedding.Embedder, cols []model.Column,
 		return nil, err
 	}
 	prog := cli.NewProgress(stderr, "fit")
-	m, err := offline.Fit(ctx, emb, cols, sets, label, o, func(n int) { prog.Update("%d sets embedded", n) })
+	progress := func(n int) { prog.Update("%d sets embedded", n) }
+	var m *model.Model
+	if pointLabel != "" {
+		m, err = offline.FitPoints(ctx, emb, cols, sets, pointLabel, o, progress)
+	} else {
+		m, err = offline.Fit(ctx, emb, cols, sets, label, o, progress)
+	}
 	if err != nil {
 		return nil, err
 	}
 	prog.Done()
 	return m, nil
+}
+
+// flagGiven reports whether the flag name was set on the command line.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }

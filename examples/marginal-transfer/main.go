@@ -57,10 +57,30 @@ func main() {
 	test := flag.Int("test", 10, "unseen test domains")
 	points := flag.Int("points", 200, "points per domain (synthetic cases)")
 	verbose := flag.Bool("v", false, "print the calibration grid of each case")
-	write := flag.String("write", "", "instead of the table: write the -case's domains to `dir`/train.jsonl (with a per-point label array \"y\") and dir/test.jsonl (without), for distfeat calibrate and embed")
+	write := flag.String("write", "", "instead of the table: write the -case's domains to `dir`/train.jsonl and dir/test.jsonl (with a per-point label array \"y\"), for distfeat calibrate, fit and embed")
+	seed := flag.Uint64("seed", 0, "data `seed` of the synthetic cases (0: the table's domains)")
+	score := flag.String("score", "", "instead of the table: the accuracy on the -case's test domains of a per-point model's predictions, `file` of distfeat embed --points --model (JSON lines)")
+	streamModel := flag.String("stream", "", "instead of the table: stream the -case's test domains through an embedded broker and a worker with this per-point model `file` (and -spec), and score the per-point topic's predictions")
+	specPath := flag.String("spec", "", "the spec `file` the -stream model was fitted under")
+	compare := flag.String("compare", "", "with -stream: embed --points --model's JSON lines `file` on the same domains, whose predictions the streamed ones must equal")
 	flag.Parse()
+	cfg := Config{Train: *train, Test: *test, Points: *points, Digits: *digits, Seed: *seed}
+	if *streamModel != "" {
+		if err := StreamCase(context.Background(), os.Stdout, *which, cfg, *specPath, *streamModel, *compare); err != nil {
+			fmt.Fprintln(os.Stderr, "marginal-transfer:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *score != "" {
+		if err := ScoreCase(os.Stdout, *which, cfg, *score); err != nil {
+			fmt.Fprintln(os.Stderr, "marginal-transfer:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *write != "" {
-		if err := WriteCase(*which, Config{Train: *train, Test: *test, Points: *points, Digits: *digits}, *write); err != nil {
+		if err := WriteCase(*which, cfg, *write); err != nil {
 			fmt.Fprintln(os.Stderr, "marginal-transfer:", err)
 			os.Exit(1)
 		}
@@ -92,6 +112,7 @@ func main() {
 type Config struct {
 	Train, Test, Points int
 	Digits              string // path of digits.csv.gz for the digits case
+	Seed                uint64 // the synthetic cases' data seed (0: the table's domains)
 }
 
 // Row is one case's result: accuracies on the unseen domains.
@@ -127,9 +148,9 @@ type Data struct {
 func Generate(name string, c Config) (data Data, err error) {
 	switch name {
 	case "rotated":
-		data = Synthetic(name, c.Train, c.Test, c.Points, rotatedDomain)
+		data = Synthetic(name, c.Seed, c.Train, c.Test, c.Points, rotatedDomain)
 	case "noinfo":
-		data = Synthetic(name, c.Train, c.Test, c.Points, noInfoDomain)
+		data = Synthetic(name, c.Seed, c.Train, c.Test, c.Points, noInfoDomain)
 	case "digits":
 		data, err = Digits(c.Digits, c.Train, c.Test)
 	default:
@@ -138,9 +159,9 @@ func Generate(name string, c Config) (data Data, err error) {
 	return data, err
 }
 
-// WriteCase writes a case's training domains, with their labels as the array "y", to
-// dir/train.jsonl and its test domains without labels to dir/test.jsonl, one set per line in
-// distfeat's input format.
+// WriteCase writes a case's training and test domains, with their labels as the array "y",
+// to dir/train.jsonl and dir/test.jsonl, one set per line in distfeat's input format (embed
+// and produce skip "y" and name it on stderr).
 func WriteCase(name string, c Config, dir string) error {
 	data, err := Generate(name, c)
 	if err != nil {
@@ -154,7 +175,7 @@ func WriteCase(name string, c Config, dir string) error {
 		file   string
 		sets   []calibrate.LabelledSet
 		labels bool
-	}{{"train.jsonl", data.Train, true}, {"test.jsonl", data.Test, false}} {
+	}{{"train.jsonl", data.Train, true}, {"test.jsonl", data.Test, true}} {
 		var b strings.Builder
 		for _, s := range part.sets {
 			fmt.Fprintf(&b, `{"set":%q,"points":[`, s.ID)
@@ -334,10 +355,10 @@ func TestAccuracy(emb *embedding.Embedder, ps spec.Family, lambda float64, train
 type domainFunc func(rng *embedding.RNG, points int) (x []float64, labels []string)
 
 // Synthetic draws train+test domains of a 2-D case; domain k uses RNG stream
-// "examples/marginal-transfer/<case>/<k>", so training and test domains are independent.
+// "examples/marginal-transfer/<case>/<k>" (with a seed: "…/<case>/seed<seed>/<k>"), so training and test domains are independent.
 // The spec: points in [−7, 7]², an mmd family (D = 256, bandwidth 0.05 in normalised units,
 // 0.7 in the data's) for Ψ(P).
-func Synthetic(name string, train, test, points int, dom domainFunc) Data {
+func Synthetic(name string, seed uint64, train, test, points int, dom domainFunc) Data {
 	sp, err := spec.ParseSpec([]byte(`{"version": 1, "seed": 42, "dim": 2,
 	  "bounds": {"lo": [-7, -7], "hi": [7, 7]},
 	  "families": [{"name": "psi", "kind": "mmd", "features": 256, "bandwidth": 0.05}]}`))
@@ -346,7 +367,11 @@ func Synthetic(name string, train, test, points int, dom domainFunc) Data {
 	}
 	d := Data{Spec: sp}
 	for k := 0; k < train+test; k++ {
-		rng := embedding.NewRNG(7, fmt.Sprintf("examples/marginal-transfer/%s/%d", name, k))
+		stream := fmt.Sprintf("examples/marginal-transfer/%s/%d", name, k)
+		if seed != 0 {
+			stream = fmt.Sprintf("examples/marginal-transfer/%s/seed%d/%d", name, seed, k)
+		}
+		rng := embedding.NewRNG(7, stream)
 		x, y := dom(rng, points)
 		s := calibrate.LabelledSet{ID: fmt.Sprintf("%s-%03d", name, k), Points: x, Labels: y}
 		if k < train {
