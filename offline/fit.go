@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/model"
@@ -166,4 +167,66 @@ func FitPoints(ctx context.Context, emb *embedding.Embedder, cols []model.Column
 		m.Families = append(m.Families, mp.Name())
 	}
 	return m, nil
+}
+
+// FitColumns are the columns a model is fitted on: the embedder's columns of the
+// comma-separated families (all for ""), in the spec's order, or with perPoint its per-point
+// (marginal_transfer) columns, in the order named. The errors name the family or the missing
+// kind.
+func FitColumns(emb *embedding.Embedder, families string, perPoint bool) ([]model.Column, error) {
+	var want []string
+	if families != "" {
+		want = strings.Split(families, ",")
+	}
+	if perPoint {
+		all := PointColumns(emb)
+		if len(all) == 0 {
+			return nil, fmt.Errorf("--point-label: the spec has no marginal_transfer family (docs/marginal-transfer.md; distfeat calibrate --point-label proposes one)")
+		}
+		if want == nil {
+			return all, nil
+		}
+		var cols []model.Column
+		for _, f := range want {
+			i := slices.IndexFunc(all, func(c model.Column) bool { return c.Name == f })
+			if i < 0 {
+				return nil, fmt.Errorf("--families: the spec has no marginal_transfer family %q (--point-label fits on per-point features)", f)
+			}
+			cols = append(cols, all[i])
+		}
+		return cols, nil
+	}
+	all := emb.Columns()
+	for _, f := range want {
+		if !slices.ContainsFunc(all, func(c spec.Column) bool { return c.Family == f }) {
+			return nil, fmt.Errorf("--families: the spec has no family %q", f)
+		}
+	}
+	var cols []model.Column
+	for _, c := range all {
+		if want == nil || slices.Contains(want, c.Family) {
+			cols = append(cols, model.Column{Name: c.Name, Len: c.Len})
+		}
+	}
+	return cols, nil
+}
+
+// FitSummary is fit's one-line report of a model: kind, model_version, sets, width, λ, the
+// cross-validated metric and, for a per-set regression, the held-out RMSE against the
+// constant predictor.
+func FitSummary(m *model.Model) string {
+	per := ""
+	if m.PredictsPoints() {
+		per = " per-point"
+	}
+	s := fmt.Sprintf("%s %s model %s on %d sets, width %d, λ=%.4g, cross-validated %s %.4g", per, m.Kind, m.ModelVersion, m.NSets, m.Width, m.Lambda, m.CV.Metric, m.CV.Scores[slices.Index(m.CV.Lambdas, m.Lambda)])
+	switch {
+	case m.PredictsPoints() && m.Kind == model.Classification:
+		s += " (mean over held-out sets of each set's accuracy on its points)"
+	case m.PredictsPoints():
+		s += " (every held-out set weighing the same; no intervals per point)"
+	case m.Kind == model.Regression:
+		s += fmt.Sprintf("; held-out RMSE %.4g (constant predictor %.4g) on %d sets", m.Holdout.RMSE, m.Holdout.RMSEMean, m.Holdout.N)
+	}
+	return s
 }

@@ -72,12 +72,15 @@ func (d *Detector) Advise(m int64) ReferenceAdvice {
 	a := ReferenceAdvice{Spread: s, Short: d.RunTimeAt(1 + s), Long: d.RunTimeAt(1 - s), Within: within}
 	// The largest spread whose run times stay within ±20% (the run time falls as μ grows):
 	// bisection on s, then the model inverted for m.
+	// (The products rounded explicitly: this package is on the feature path, where no product
+	// may be fused into an addition, such as mid's into 1 ± s; docs/CONTRACTS.md.)
+	shortest, longest := float64((1-within)*d.ert), float64((1+within)*d.ert)
 	ok := func(s float64) bool {
-		return d.RunTimeAt(1+s) >= (1-within)*d.ert && d.RunTimeAt(1-s) <= (1+within)*d.ert
+		return d.RunTimeAt(1+s) >= shortest && d.RunTimeAt(1-s) <= longest
 	}
 	lo, hi := 0.0, 0.5
 	for range 16 {
-		mid := (lo + hi) / 2
+		mid := float64((lo + hi) / 2)
 		if ok(mid) {
 			lo = mid
 		} else {

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
-	"strings"
 
 	"github.com/distfeat/distfeat/cmd/distfeat/internal/cli"
 	"github.com/distfeat/distfeat/embedding"
@@ -65,14 +63,9 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	var cols []model.Column
-	if *pointLabel != "" {
-		cols, err = fitPointColumns(emb, *families)
-	} else {
-		cols, err = fitColumns(emb.Columns(), *families)
-	}
+	cols, err := offline.FitColumns(emb, *families, *pointLabel != "")
 	if err != nil {
-		return err
+		return cli.UsageError(err.Error())
 	}
 	w, commit, err := openOutput(ctx, *out, stdout) // first: a bad --out fails before any work
 	if err != nil {
@@ -92,62 +85,8 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	per := ""
-	if m.PredictsPoints() {
-		per = " per-point"
-	}
-	fmt.Fprintf(stderr, "fit:%s %s model %s on %d sets, width %d, λ=%.4g, cross-validated %s %.4g", per, m.Kind, m.ModelVersion, m.NSets, m.Width, m.Lambda, m.CV.Metric, m.CV.Scores[slices.Index(m.CV.Lambdas, m.Lambda)])
-	switch {
-	case m.PredictsPoints() && m.Kind == model.Classification:
-		fmt.Fprint(stderr, " (mean over held-out sets of each set's accuracy on its points)")
-	case m.PredictsPoints():
-		fmt.Fprint(stderr, " (every held-out set weighing the same; no intervals per point)")
-	case m.Kind == model.Regression:
-		fmt.Fprintf(stderr, "; held-out RMSE %.4g (constant predictor %.4g) on %d sets", m.Holdout.RMSE, m.Holdout.RMSEMean, m.Holdout.N)
-	}
-	fmt.Fprintln(stderr)
+	fmt.Fprintln(stderr, "fit:"+offline.FitSummary(m))
 	return nil
-}
-
-// fitColumns are the embedder's columns of the named families (all for "").
-func fitColumns(all []spec.Column, families string) ([]model.Column, error) {
-	var want []string
-	if families != "" {
-		want = strings.Split(families, ",")
-		for _, f := range want {
-			if !slices.ContainsFunc(all, func(c spec.Column) bool { return c.Family == f }) {
-				return nil, cli.UsageError(fmt.Sprintf("--families: the spec has no family %q", f))
-			}
-		}
-	}
-	var cols []model.Column
-	for _, c := range all {
-		if want == nil || slices.Contains(want, c.Family) {
-			cols = append(cols, model.Column{Name: c.Name, Len: c.Len})
-		}
-	}
-	return cols, nil
-}
-
-// fitPointColumns are the embedder's per-point columns (marginal_transfer families) named
-// in families (all for "").
-func fitPointColumns(emb *embedding.Embedder, families string) ([]model.Column, error) {
-	all := offline.PointColumns(emb)
-	if len(all) == 0 {
-		return nil, cli.UsageError("--point-label: the spec has no marginal_transfer family (docs/marginal-transfer.md; distfeat calibrate --point-label proposes one)")
-	}
-	if families == "" {
-		return all, nil
-	}
-	var cols []model.Column
-	for _, f := range strings.Split(families, ",") {
-		i := slices.IndexFunc(all, func(c model.Column) bool { return c.Name == f })
-		if i < 0 {
-			return nil, cli.UsageError(fmt.Sprintf("--families: the spec has no marginal_transfer family %q (--point-label fits on per-point features)", f))
-		}
-		cols = append(cols, all[i])
-	}
-	return cols, nil
 }
 
 // fitModel reads the labelled sets (offline.ReadSets with the label or the per-point label),
