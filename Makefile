@@ -57,18 +57,21 @@ test: vet
 test-python: build
 	scripts/test-python.sh
 
-# The race detector where there is concurrency to guard: the worker (consumer, processor,
-# window, kafkaio's writer, readers and connection probing, the test broker, output files,
-# the service's metrics server), the parallel
-# finalisation and shared adds of embedding, offline's parallel sketching (the Python
-# library), the parallel estimates of calibrate (its
-# determinism tests) and the worker run in-process by cmd/distfeat. The statistical suites
-# (calibrate's accuracy studies, the marginal-transfer example, internal/numeric, nufft,
-# twosample) start no goroutines of their own and run only in `test`: under -race they took
-# 18, 3.5 and ~1 minutes on a loaded 2-core machine and guarded nothing.
-RACE_PKGS := ./consumer/ ./processor/ ./window/ ./kafkaio/ ./service/ ./embedding/ ./internal/testbroker/ ./internal/outfile/ ./offline/
+# The race detector where there is concurrency to guard: the worker (consumer, which runs the
+# processor and windows on its goroutines; kafkaio's writer, readers and connection probing;
+# the test broker; output files; the service's metrics server), the processor's decode-ahead
+# (its Prepare tests: the processor's and window's other tests start no goroutines and run
+# under -race inside the consumer's), the parallel finalisation and shared adds of
+# embedding, offline's parallel sketching (the Python library), the parallel estimates of
+# calibrate (its determinism tests) and the worker run in-process by cmd/distfeat. The
+# statistical suites (calibrate's accuracy studies, the marginal-transfer example,
+# internal/numeric, nufft, twosample) start no goroutines of their own and run only in
+# `test`: under -race they took 18, 3.5 and ~1 minutes on a loaded 2-core machine and
+# guarded nothing (as window's 30 s and processor's replay properties' 60 s did).
+RACE_PKGS := ./consumer/ ./kafkaio/ ./service/ ./embedding/ ./internal/testbroker/ ./internal/outfile/ ./offline/
 test-race:
 	$(GO) test -race -tags dev -timeout 20m $(RACE_PKGS)
+	$(GO) test -race -tags dev -timeout 10m -run '^(TestPreparedMatchesProcess|TestPrepareDecodedBytes|TestProcessPreparedOutOfOrder)$$' ./processor/
 	$(GO) test -race -tags dev -timeout 10m -run '^(TestDeterministic|TestDeterministicLabelled|TestMarginalTransferChoice)$$' ./calibrate/
 	$(GO) test -race -tags dev -timeout 10m -run '^(TestWorkerPointsMatchEmbed|TestCalibrateFromTopic)$$' ./cmd/distfeat/
 
