@@ -81,42 +81,14 @@ func Fit(x [][]float32, labels []string, o Options) (*Model, error) {
 		return nil, fmt.Errorf("model: classifier %q: want %s or %s", o.Classifier, RidgeClassifier, LogisticClassifier)
 	}
 	m := &Model{Format: FormatVersion, Kind: o.Kind, Width: width, NSets: n}
-	var y *mat.Dense // n × scores targets
-	switch o.Kind {
-	case Regression:
-		y = mat.NewDense(n, 1, nil)
-		for i, l := range labels {
-			v, err := strconv.ParseFloat(l, 64)
-			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("model: set %d: label %q is not a finite number (a regression needs numeric labels)", i, l)
-			}
-			y.Set(i, 0, v)
-		}
-	case Classification:
-		for i, l := range labels {
-			if l == "" {
-				return nil, fmt.Errorf("model: set %d has no label", i)
-			}
-			if !slices.Contains(m.Classes, l) {
-				m.Classes = append(m.Classes, l)
-			}
-		}
-		sort.Strings(m.Classes)
-		if len(m.Classes) < 2 {
-			return nil, fmt.Errorf("model: one class (%q): a classifier needs at least 2", m.Classes[0])
-		}
-		y = mat.NewDense(n, len(m.Classes), nil)
-		for i, l := range labels {
-			for k, c := range m.Classes {
-				y.Set(i, k, -1)
-				if c == l {
-					y.Set(i, k, 1)
-				}
-			}
-		}
-	default:
+	if o.Kind != Regression && o.Kind != Classification {
 		return nil, fmt.Errorf("model: kind %q: want %s or %s", o.Kind, Regression, Classification)
 	}
+	y, classes, err := targets(o.Kind, labels, func(i int) string { return fmt.Sprintf("set %d", i) })
+	if err != nil {
+		return nil, err
+	}
+	m.Classes = classes
 
 	order := shuffled(n, o.Seed)
 	train, cal := order, []int(nil)
@@ -564,4 +536,44 @@ func defaultGrid(ms float64) []float64 {
 		g = append(g, ms*math.Pow(10, float64(e)/2))
 	}
 	return g
+}
+
+// targets are the ridge targets of labels: the numbers (regression; n × 1), or ±1 for each
+// class of the sorted classes (classification; n × classes), and the classes. where names
+// label i in the errors.
+func targets(kind string, labels []string, where func(i int) string) (*mat.Dense, []string, error) {
+	if kind == Regression {
+		y := mat.NewDense(len(labels), 1, nil)
+		for i, l := range labels {
+			v, err := strconv.ParseFloat(l, 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, nil, fmt.Errorf("model: %s: label %q is not a finite number (a regression needs numeric labels)", where(i), l)
+			}
+			y.Set(i, 0, v)
+		}
+		return y, nil, nil
+	}
+	var classes []string
+	for i, l := range labels {
+		if l == "" {
+			return nil, nil, fmt.Errorf("model: %s has no label", where(i))
+		}
+		if !slices.Contains(classes, l) {
+			classes = append(classes, l)
+		}
+	}
+	sort.Strings(classes)
+	if len(classes) < 2 {
+		return nil, nil, fmt.Errorf("model: one class (%q): a classifier needs at least 2", classes[0])
+	}
+	y := mat.NewDense(len(labels), len(classes), nil)
+	for i, l := range labels {
+		for k, c := range classes {
+			y.Set(i, k, -1)
+			if c == l {
+				y.Set(i, k, 1)
+			}
+		}
+	}
+	return y, classes, nil
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
-	"strconv"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -65,38 +63,14 @@ func FitPoints(x [][]float32, set []int, labels []string, o Options) (*Model, er
 		return nil, fmt.Errorf("model: %d sets are too few for %d folds (folds hold out whole sets)", nSets, o.Folds)
 	}
 	m := &Model{Format: FormatVersion, Kind: o.Kind, Per: PerPoint, Width: width, NSets: nSets}
-	var y *mat.Dense // n × scores targets
-	cls := make([]int, n)
-	if o.Kind == Regression {
-		y = mat.NewDense(n, 1, nil)
-		for i, l := range labels {
-			v, err := strconv.ParseFloat(l, 64)
-			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("model: point %d of set %d: label %q is not a finite number (a regression needs numeric labels)", i, set[i], l)
-			}
-			y.Set(i, 0, v)
-		}
-	} else {
-		for i, l := range labels {
-			if l == "" {
-				return nil, fmt.Errorf("model: point %d of set %d has no label", i, set[i])
-			}
-			if !slices.Contains(m.Classes, l) {
-				m.Classes = append(m.Classes, l)
-			}
-		}
-		sort.Strings(m.Classes)
-		if len(m.Classes) < 2 {
-			return nil, fmt.Errorf("model: one class (%q): a classifier needs at least 2", m.Classes[0])
-		}
-		y = mat.NewDense(n, len(m.Classes), nil)
-		for i, l := range labels {
-			cls[i] = slices.Index(m.Classes, l)
-			for k := range m.Classes {
-				y.Set(i, k, -1)
-			}
-			y.Set(i, cls[i], 1)
-		}
+	y, classes, err := targets(o.Kind, labels, func(i int) string { return fmt.Sprintf("point %d of set %d", i, set[i]) })
+	if err != nil {
+		return nil, err
+	}
+	m.Classes = classes
+	cls := make([]int, n) // each point's class index (classification)
+	for i, l := range labels {
+		cls[i] = slices.Index(classes, l)
 	}
 	foldOf := make([]int, nSets)
 	for p, s := range shuffled(nSets, o.Seed) {

@@ -16,7 +16,6 @@ import (
 	"github.com/distfeat/distfeat/config"
 	"github.com/distfeat/distfeat/embedding"
 	"github.com/distfeat/distfeat/internal/testbroker"
-	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/model"
 	"github.com/distfeat/distfeat/schema"
 	"github.com/distfeat/distfeat/service"
@@ -146,29 +145,8 @@ func TestWorkerPointPredictions(t *testing.T) {
 		t.Fatalf("worker with a per-point model and no per-point topic: %v", err)
 	}
 
-	wctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- service.Serve(wctx, cfg, service.NewLogger(io.Discard, "error", "text"), nil) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("worker: %v", err)
-		}
-	})
-	var batches []schema.Batch
-	for _, line := range strings.Split(strings.TrimSpace(input), "\n") {
-		name := line[strings.Index(line, `"set":"`)+7:]
-		name = name[:strings.Index(name, `"`)]
-		x := sets[name]
-		batches = append(batches, kafkaio.Split(schema.Batch{Set: name, Points: x, N: len(x) / 2, End: true}, 100)...)
-	}
-	pw := kafkaio.NewPointWriter(kafkaio.WriterConfig{Brokers: b.Addrs(), Topic: testbroker.TopicPoints, Dim: 2})
-	if err := pw.Write(ctx, batches...); err != nil {
-		t.Fatal(err)
-	}
-	if err := pw.Close(); err != nil {
-		t.Fatal(err)
-	}
+	serveUntilCleanup(ctx, t, cfg)
+	produceSetLines(ctx, t, b.Addrs(), input, sets)
 	r := kafka.NewReader(kafka.ReaderConfig{Brokers: b.Addrs(), GroupTopics: []string{pointsTopic}, GroupID: "point-predict-reader",
 		StartOffset: kafka.FirstOffset, MinBytes: 1, MaxBytes: 16 << 20, MaxWait: 50 * time.Millisecond})
 	defer r.Close()

@@ -62,29 +62,8 @@ func TestWorkerPointsMatchEmbed(t *testing.T) {
 			SessionTimeout: 6 * time.Second, CommitInterval: 100 * time.Millisecond},
 		MetricsAddr: "127.0.0.1:0", ShutdownTimeout: 10 * time.Second, LogLevel: "error", LogFormat: "text",
 	}
-	wctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- service.Serve(wctx, cfg, service.NewLogger(io.Discard, "error", "text"), nil) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("worker: %v", err)
-		}
-	})
-	var batches []schema.Batch
-	for _, line := range strings.Split(strings.TrimSpace(input), "\n") {
-		name := line[strings.Index(line, `"set":"`)+7:]
-		name = name[:strings.Index(name, `"`)]
-		x := sets[name]
-		batches = append(batches, kafkaio.Split(schema.Batch{Set: name, Points: x, N: len(x) / 2, End: true}, 100)...)
-	}
-	pw := kafkaio.NewPointWriter(kafkaio.WriterConfig{Brokers: b.Addrs(), Topic: testbroker.TopicPoints, Dim: 2})
-	if err := pw.Write(ctx, batches...); err != nil {
-		t.Fatal(err)
-	}
-	if err := pw.Close(); err != nil {
-		t.Fatal(err)
-	}
+	serveUntilCleanup(ctx, t, cfg)
+	produceSetLines(ctx, t, b.Addrs(), input, sets)
 	got := readPointRows(ctx, t, b.Addrs(), pointsTopic, len(want))
 
 	key := func(r schema.PointLine) string { return fmt.Sprintf("%s/%d", r.Set, r.Index) }
@@ -144,4 +123,39 @@ func readPointRows(ctx context.Context, t *testing.T, brokers []string, topic st
 		rows = append(rows, rs...)
 	}
 	return rows
+}
+
+// serveUntilCleanup runs the worker of cfg in-process until the test ends; its error then
+// fails the test.
+func serveUntilCleanup(ctx context.Context, t *testing.T, cfg *config.Config) {
+	t.Helper()
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- service.Serve(wctx, cfg, service.NewLogger(io.Discard, "error", "text"), nil) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	})
+}
+
+// produceSetLines publishes the sets named by input's JSON lines, in their order, with the
+// points in sets, in batches of at most 100 points (the last of each set marked its end).
+func produceSetLines(ctx context.Context, t *testing.T, brokers []string, input string, sets map[string][]float64) {
+	t.Helper()
+	var batches []schema.Batch
+	for _, line := range strings.Split(strings.TrimSpace(input), "\n") {
+		name := line[strings.Index(line, `"set":"`)+7:]
+		name = name[:strings.Index(name, `"`)]
+		x := sets[name]
+		batches = append(batches, kafkaio.Split(schema.Batch{Set: name, Points: x, N: len(x) / 2, End: true}, 100)...)
+	}
+	pw := kafkaio.NewPointWriter(kafkaio.WriterConfig{Brokers: brokers, Topic: testbroker.TopicPoints, Dim: 2})
+	if err := pw.Write(ctx, batches...); err != nil {
+		t.Fatal(err)
+	}
+	if err := pw.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
