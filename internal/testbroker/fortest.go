@@ -62,6 +62,10 @@ type Env struct {
 	DLQ      string
 	// Extra are the names of the further topics ForTestExtra created, by the name asked for.
 	Extra map[string]string
+	// Real says the cluster is the one DISTFEAT_TEST_BROKERS names (a real Kafka, shared
+	// with other tests and, in make test-kafka, with a cluster of three more JVMs): group
+	// timeouts that suit the embedded broker may be too short for it on a loaded machine.
+	Real bool
 }
 
 // ForTest gives the test a Kafka cluster with fresh points/features/DLQ topics of the given
@@ -140,7 +144,7 @@ func realCluster(ctx context.Context, t T, raw string, partitions int, extra []s
 		return Env{}, err
 	}
 	base := "distfeat-test-" + topicSafe(t.Name()) + "-" + hex.EncodeToString(suffix[:])
-	env := Env{Brokers: brokers, Points: base + ".points", Features: base + ".features", DLQ: base + ".points.dlq", Extra: map[string]string{}}
+	env := Env{Brokers: brokers, Points: base + ".points", Features: base + ".features", DLQ: base + ".points.dlq", Extra: map[string]string{}, Real: true}
 	topics := []string{env.Points, env.Features, env.DLQ}
 	for _, x := range extra {
 		env.Extra[x] = base + "." + x
