@@ -114,7 +114,7 @@ KAFKA_OR_SKIP = $(KAFKARUN) -fetch; rc=$$?; \
 test-kafka:
 	@$(KAFKA_OR_SKIP); \
 	$(KAFKARUN) -- sh -c '$(GO) test -count=1 -tags dev -timeout 15m -run "^TestRealKafkaFailover$$" ./cmd/distfeat/ & fo=$$!; \
-		$(GO) test -count=1 -p 1 -tags dev -timeout 15m ./kafkaio/ ./consumer/ && \
+		$(GO) test -count=1 -p 1 -parallel 1 -tags dev -timeout 15m ./kafkaio/ ./consumer/ && \
 		$(GO) test -count=1 -tags dev -timeout 15m -run $(KAFKA_CMD_TESTS) ./cmd/distfeat/; rc=$$?; \
 		wait $$fo && exit $$rc'
 
