@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/stats"
 	"github.com/distfeat/distfeat/spec"
 )
 
@@ -686,7 +687,7 @@ func (ev *mtEval) score(c *MarginalCandidate) error {
 	best := -1.0
 	c.perLambda = accs
 	for l, a := range accs {
-		mean, se := mtMeanSE(a)
+		mean, se := stats.MeanSE(a)
 		if mean > best { // NaN (a failed factorisation) never wins
 			best = mean
 			c.Accuracy, c.SE, c.Lambda, c.perSet = mean, se, ev.lambdas[l], a
@@ -831,28 +832,13 @@ func mtArgmax(v []float64) int {
 	return k
 }
 
-func mtMeanSE(x []float64) (mean, se float64) {
-	for _, v := range x {
-		mean += v
-	}
-	mean /= float64(len(x))
-	if len(x) < 2 {
-		return mean, 0
-	}
-	ss := 0.0
-	for _, v := range x {
-		ss += (v - mean) * (v - mean)
-	}
-	return mean, math.Sqrt(ss / float64(len(x)-1) / float64(len(x)))
-}
-
 // mtPairedGain is the mean of a−b over sets and its standard error.
 func mtPairedGain(a, b []float64) (gain, se float64) {
 	diff := make([]float64, len(a))
 	for i := range a {
 		diff[i] = a[i] - b[i]
 	}
-	return mtMeanSE(diff)
+	return stats.MeanSE(diff)
 }
 
 func mtMedian(x []float64) float64 {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/distfeat/distfeat/embedding"
+	"github.com/distfeat/distfeat/internal/stats"
 	"github.com/distfeat/distfeat/model"
 	"github.com/distfeat/distfeat/offline"
 	"github.com/distfeat/distfeat/schema"
@@ -118,13 +119,13 @@ func TestFitPointsUnseenDomains(t *testing.T) {
 		emb := fitSpec(t, data.Spec)
 		mt, m := unseenAccuracies(t, emb, data, "mt")
 		pool, mp := unseenAccuracies(t, emb, data, "pooled")
-		mMT, seMT := meanSE(mt)
-		mP, seP := meanSE(pool)
+		mMT, seMT := stats.MeanSE(mt)
+		mP, seP := stats.MeanSE(pool)
 		diff := make([]float64, len(mt))
 		for i := range mt {
 			diff[i] = mt[i] - pool[i]
 		}
-		g, seG := meanSE(diff)
+		g, seG := stats.MeanSE(diff)
 		t.Logf("seed %d: marginal transfer %.3f ± %.3f (cv %.3f λ %.3g), pooling %.3f ± %.3f (cv %.3f), gain %.3f ± %.3f", seed, mMT, seMT, m.CV.Scores[slices.Index(m.CV.Lambdas, m.Lambda)], m.Lambda, mP, seP, mp.CV.Scores[slices.Index(mp.CV.Lambdas, mp.Lambda)], g, seG)
 		if mMT < 0.5+3*seMT {
 			t.Errorf("seed %d: unseen-domain accuracy %.3f ± %.3f is not 3 SE above chance", seed, mMT, seMT)

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 
+	"github.com/distfeat/distfeat/internal/stats"
 	"github.com/distfeat/distfeat/offline"
 )
 
@@ -45,7 +45,7 @@ func ScoreCase(w io.Writer, name string, c Config, predictions string) error {
 	for i, s := range data.Test {
 		accs[i] = float64(right[s.ID]) / float64(len(s.Labels))
 	}
-	mean, se := meanSE(accs)
+	mean, se := stats.MeanSE(accs)
 	fmt.Fprintf(w, "%s: accuracy on %d unseen domains %.3f ± %.3f (mean over domains ± its standard error)\n", name, len(accs), mean, se)
 	return nil
 }
@@ -86,20 +86,4 @@ func readClasses(path string) (map[string]map[int64]string, error) {
 		}
 		out[p.Set][p.Index] = p.Prediction.Class
 	}
-}
-
-// meanSE is the mean of x and its standard error.
-func meanSE(x []float64) (mean, se float64) {
-	for _, v := range x {
-		mean += v
-	}
-	mean /= float64(len(x))
-	if len(x) < 2 {
-		return mean, 0
-	}
-	ss := 0.0
-	for _, v := range x {
-		ss += (v - mean) * (v - mean)
-	}
-	return mean, math.Sqrt(ss / float64(len(x)-1) / float64(len(x)))
 }

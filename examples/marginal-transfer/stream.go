@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/distfeat/distfeat/config"
+	"github.com/distfeat/distfeat/internal/stats"
 	"github.com/distfeat/distfeat/internal/testbroker"
 	"github.com/distfeat/distfeat/kafkaio"
 	"github.com/distfeat/distfeat/model"
@@ -124,7 +125,7 @@ func StreamCase(ctx context.Context, w io.Writer, name string, c Config, specPat
 		}
 		fmt.Fprintf(w, "%d of %d streamed predictions differ from %s's\n", differ, rows, compare)
 	}
-	mean, se := meanSE(accs)
+	mean, se := stats.MeanSE(accs)
 	fmt.Fprintf(w, "%s, streamed through a worker (model %s): accuracy on %d unseen domains %.3f ± %.3f, %d points predicted in %v\n",
 		name, m.ModelVersion, len(accs), mean, se, rows, elapsed.Round(time.Millisecond))
 	return nil

@@ -1,7 +1,26 @@
 // Package stats holds the small statistics that calibrate's checks and the accuracy tests
-// share: the R² of an estimate against the truth, and the inner product of two float32
-// feature vectors.
+// share: the R² of an estimate against the truth, the inner product of two float32
+// feature vectors, and a mean with its standard error.
 package stats
+
+import "math"
+
+// MeanSE is the mean of x and its standard error (sample standard deviation / √n; 0 for
+// fewer than two values).
+func MeanSE(x []float64) (mean, se float64) {
+	for _, v := range x {
+		mean += v
+	}
+	mean /= float64(len(x))
+	if len(x) < 2 {
+		return mean, 0
+	}
+	ss := 0.0
+	for _, v := range x {
+		ss += (v - mean) * (v - mean)
+	}
+	return mean, math.Sqrt(ss / float64(len(x)-1) / float64(len(x)))
+}
 
 // RSquared is the squared Pearson correlation of x and y (0 when either is constant, when
 // their lengths differ or when there are fewer than two pairs). With the exact kernel as one

@@ -43,3 +43,20 @@ func TestDot32(t *testing.T) {
 		}
 	}
 }
+
+// TestMeanSE: the mean and the standard error sd/√n against values worked by hand.
+func TestMeanSE(t *testing.T) {
+	for _, tc := range []struct {
+		x        []float64
+		mean, se float64
+	}{
+		{[]float64{3}, 3, 0},
+		{[]float64{1, 3}, 2, 1},                        // sd √2, / √2
+		{[]float64{2, 4, 4, 4, 5, 5, 7, 9}, 5, 0.7559}, // sd √(32/7), / √8
+	} {
+		m, se := MeanSE(tc.x)
+		if math.Abs(m-tc.mean) > 1e-12 || math.Abs(se-tc.se) > 1e-4 {
+			t.Errorf("MeanSE(%v) = %v, %v; want %v, %v", tc.x, m, se, tc.mean, tc.se)
+		}
+	}
+}
