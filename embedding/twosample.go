@@ -40,6 +40,8 @@ type twoSampleFamily struct {
 	alpha float64
 	seq   *sequential.Detector // nil without ert
 	cols  []Column
+	// seqNotes are the between-windows detector's start-up warnings (SequentialWarnings).
+	seqNotes []string
 }
 
 // TwoSampleColumns is the length of a two_sample family's vector for K bands.
@@ -77,7 +79,7 @@ func compileTwoSample(sp *spec.Spec, idx int) (family, error) {
 			return errEnough
 		}
 		return nil
-	})
+	}, nil)
 	if err != nil && !errors.Is(err, errEnough) {
 		return nil, fieldErr(err)
 	}
@@ -97,29 +99,74 @@ func compileTwoSample(sp *spec.Spec, idx int) (family, error) {
 		return nil, fieldErr(err)
 	}
 	b := fm.NewReferenceBuilder()
+	var endLine func()
+	if f.BetweenWindows {
+		b.ByWindows()
+		endLine = b.EndWindow // each line of the reference is one of its windows
+	}
 	digest, err := readReference(f.ReferenceFile, sp.Dim, norm, func(u []float64) error {
 		b.Add(u)
 		return nil
-	})
+	}, endLine)
 	if err != nil {
 		return nil, fieldErr(err)
 	}
 	if f.ReferenceDigest != "" && digest != f.ReferenceDigest {
 		return nil, fieldErr(fmt.Errorf("%s changed since the spec was loaded (its SHA-256 is now %s)", f.ReferenceFile, digest))
 	}
-	ref, err := b.Build(twosample.Config{Ridge: f.Ridge, Weights: twosample.MomentWeights(f.MomentWeight)}, NewRNG(sp.Seed, f.Name+"/null"))
+	ref, err := b.Build(twosample.Config{Ridge: f.Ridge, Weights: twosample.MomentWeights(f.MomentWeight), BetweenWindows: f.BetweenWindows},
+		NewRNG(sp.Seed, f.Name+"/null"))
 	if err != nil {
 		return nil, fieldErr(fmt.Errorf("%s: %w", f.ReferenceFile, err))
 	}
 	fam := &twoSampleFamily{ref: ref, alpha: f.Alpha,
 		cols: []Column{{Name: f.Name, Family: f.Name, Len: TwoSampleColumns(f.Bands)}}}
 	if f.ERT > 0 {
-		if fam.seq, err = sequential.Calibrate(f.ERT, f.CusumK); err != nil {
+		bw := ref.Between()
+		if bw.Windows > 0 {
+			// Rank p-values among the reference's windows: the chain with their discrete law.
+			fam.seq, err = sequential.CalibrateRanks(f.ERT, f.CusumK, int(bw.Windows))
+		} else {
+			fam.seq, err = sequential.Calibrate(f.ERT, f.CusumK)
+		}
+		if err != nil {
 			return nil, &spec.SpecError{Field: fmt.Sprintf("families[%d].ert", idx), Msg: err.Error()}
+		}
+		if bw.Windows > 0 {
+			fam.seqNotes = betweenNotes(f, bw, fam.seq)
+		}
+		if persistent(bw) {
+			fam.seq = fam.seq.Persistent(bw.Persistence)
 		}
 		fam.cols = append(fam.cols, Column{Name: f.Name + "_seq", Family: f.Name, Len: SequentialLen})
 	}
 	return fam, nil
+}
+
+// betweenNotes are the start-up warnings of a between-windows family's detector d (before a
+// raise): when the steps of the rank p-values' run time put it well above the ERT, and when
+// the reference's evidence persists, so that the threshold is raised.
+func betweenNotes(f *spec.Family, b twosample.Between, d *sequential.Detector) []string {
+	var notes []string
+	if d.NullARL() > 1.2*f.ERT {
+		notes = append(notes, fmt.Sprintf("with rank p-values among the reference's %d windows the run time moves in steps, and the nearest threshold above ert %g windows gives %.0f: false alarms rarer than asked; a smaller cusum_k or a reference of more windows has finer steps",
+			b.Windows, f.ERT, d.NullARL()))
+	}
+	if persistent(b) {
+		notes = append(notes, fmt.Sprintf("the evidence of the reference's consecutive windows persists (persistence %.2f ± %.2f over %d windows, 1 for independent windows), "+
+			"so a CUSUM calibrated for independent windows would alarm far sooner than ert %g windows on a stream that wanders like its reference; "+
+			"its threshold is raised ×%.2f to %.3g, an approximation measured in the docs",
+			b.Persistence, b.PersistenceSE, b.Windows, f.ERT, b.Persistence, float64(d.Threshold()*b.Persistence)))
+	}
+	return notes
+}
+
+// persistent reports whether a between-windows reference's evidence persists from window to
+// window beyond its estimate's noise (more than two standard errors above 1): the CUSUM's
+// threshold is then raised by the persistence (sequential.Detector.Persistent). Below that,
+// independent windows are assumed, as for the pooled-points null.
+func persistent(b twosample.Between) bool {
+	return b.Windows > 0 && b.Persistence > 1+2*b.PersistenceSE
 }
 
 // twoSampleOptions gives the feature map the mmd kernel on a SIMD path (twoSampleKernel);
@@ -191,10 +238,10 @@ type referenceLine struct {
 	End    json.RawMessage `json:"end"`
 }
 
-// readReference calls each with every point of the reference file, normalised, and returns
-// the file's SHA-256. Errors name the file and line. each may stop the reading by returning
-// an error (returned wrapped).
-func readReference(path string, dim int, norm func(x, u []float64) error, each func(u []float64) error) (string, error) {
+// readReference calls each with every point of the reference file, normalised, and endLine
+// (if not nil) after each line's points, and returns the file's SHA-256. Errors name the file
+// and line. each may stop the reading by returning an error (returned wrapped).
+func readReference(path string, dim int, norm func(x, u []float64) error, each func(u []float64) error, endLine func()) (string, error) {
 	file, err := os.Open(path)
 	if err != nil {
 		return "", err
@@ -224,6 +271,9 @@ func readReference(path string, dim int, norm func(x, u []float64) error, each f
 				if err := each(u); err != nil {
 					return "", err
 				}
+			}
+			if endLine != nil {
+				endLine()
 			}
 		}
 		if rerr == io.EOF {
@@ -326,12 +376,21 @@ func (e *Embedder) SequentialColumns() []SequentialColumn {
 // SequentialWarnings says, for each two_sample family with `ert` whose deployment's run time
 // between false alarms may be more than ±20% from the ERT because of its reference's
 // sampling error (sequential.Detector.Advise; docs/drift.md), by how much, and what
-// reference size would keep it within ±20%. The worker and `embed` print them at start-up.
+// reference size would keep it within ±20%; and for each between_windows family whose
+// reference's evidence persists from window to window, that its threshold was raised. The
+// worker and `embed` print them at start-up.
 func (e *Embedder) SequentialWarnings() []string {
 	var out []string
 	for i, f := range e.fams {
 		t, ok := f.(*twoSampleFamily)
 		if !ok || t.seq == nil {
+			continue
+		}
+		if t.ref.Between().Windows > 0 {
+			// The reference-spread model is the pooled null's.
+			for _, n := range t.seqNotes {
+				out = append(out, fmt.Sprintf("two_sample family %q: between_windows: %s (docs/drift.md, Correlated windows)", e.names[i], n))
+			}
 			continue
 		}
 		m, ert := t.ref.Points(), t.seq.ERT()

@@ -563,3 +563,134 @@ func dependentDetector(t *testing.T, cache map[[2]float64]*sequential.Detector, 
 	cache[key] = d
 	return d
 }
+
+// TestStudyAR1Between: the between-windows null (two_sample between_windows) on streams
+// that wander from window to window as their reference does: windows of 100 points of
+// TestStudyAR1's Gaussian whose x-mean (drift "mean", τ its stationary standard deviation in
+// σ) or log x-scale (drift "spread", τ in log units) is an AR(1) across windows (φ = 0.9), the
+// reference k consecutive windows of the same process (one per reference line). Each stream
+// has its own reference and runs STUDY_WINDOWS windows (default 2000). Reported per setting,
+// over all streams: the share of windows with p ≤ 0.05 and ≤ 0.01 (windows per flag at
+// α = 0.01 are 100 if the null is right), the reference's persistence (mean, and in how many
+// streams the threshold was raised), and the windows per false alarm (total windows /
+// alarms, reset after each) of the CUSUM at ERT 1000 for K = 1.5 and 3, calibrated for
+// independent windows' rank p-values (CalibrateRanks) and with the threshold raised by the
+// persistence, as the embedding does.
+func TestStudyAR1Between(t *testing.T) {
+	streams := studyEnabled(t)
+	const n, ert, phi = 100, 1000, 0.9
+	windows := 2000
+	if s := os.Getenv("STUDY_WINDOWS"); s != "" {
+		windows, _ = strconv.Atoi(s)
+	}
+	ks := []int{200, 1000}
+	if s := os.Getenv("STUDY_K"); s != "" {
+		v, _ := strconv.Atoi(s)
+		ks = []int{v}
+	}
+	drifts := []string{"mean", "spread"}
+	if s := os.Getenv("STUDY_DRIFT"); s != "" {
+		drifts = []string{s}
+	}
+	cusumK := []float64{1.5, 3}
+	for _, drift := range drifts {
+		for _, k := range ks {
+			for _, tau := range []float64{0, 0.05, 0.1, 0.2} {
+				r := rand.New(rand.NewPCG(4242+uint64(len(drift)), uint64(1000*tau)+uint64(k)<<20))
+				a := 0.0
+				window := func() []float64 {
+					a = phi*a + math.Sqrt(1-phi*phi)*tau*r.NormFloat64()
+					if drift == "mean" {
+						return gaussian(a, 1)(r, n)
+					}
+					return gaussian(0, math.Exp(a))(r, n)
+				}
+				var total, at05, at01, raised int
+				alarms := make([]int, 2*len(cusumK))
+				var pers []float64
+				for s := 0; s < streams; s++ {
+					a = tau * r.NormFloat64() // the stationary law
+					var ref []float64
+					wins := make([][]float64, k)
+					for i := range wins {
+						wins[i] = window()
+						ref = append(ref, wins[i]...)
+					}
+					rf := betweenReference(t, r, ref, wins)
+					b := rf.Between()
+					pers = append(pers, b.Persistence)
+					// As the embedding does: the chain for rank p-values, raised by a
+					// persistence beyond noise.
+					dets := make([]*sequential.Detector, 2*len(cusumK))
+					for i, K := range cusumK {
+						d, err := sequential.CalibrateRanks(ert, K, int(b.Windows))
+						if err != nil {
+							t.Fatal(err)
+						}
+						dets[i], dets[len(cusumK)+i] = d, d
+						if b.Persistence > 1+2*b.PersistenceSE {
+							dets[len(cusumK)+i] = d.Persistent(b.Persistence)
+						}
+					}
+					if b.Persistence > 1+2*b.PersistenceSE {
+						raised++
+					}
+					st := make([]sequential.State, len(dets))
+					for range windows {
+						p := pvalue(t, rf, window())
+						total++
+						if p <= 0.05 {
+							at05++
+						}
+						if p <= 0.01 {
+							at01++
+						}
+						for i, d := range dets {
+							var step sequential.Step
+							if st[i], step = d.Update(st[i], p); step.Alarm {
+								alarms[i]++
+							}
+						}
+					}
+				}
+				mp, _ := meanSD(pers)
+				per := func(a int) string {
+					if a == 0 {
+						return fmt.Sprintf("> %d", total)
+					}
+					return fmt.Sprintf("%.0f", float64(total)/float64(a))
+				}
+				var cs []string
+				for i, K := range cusumK {
+					cs = append(cs, fmt.Sprintf("K=%g %s (%d) → raised %s (%d)", K, per(alarms[i]), alarms[i], per(alarms[len(cusumK)+i]), alarms[len(cusumK)+i]))
+				}
+				t.Logf("between-windows null, drift %s, k=%d, τ=%.2f: p≤0.05 %.3f, p≤0.01 %.4f; persistence %.2f (raised in %d of %d); windows per false alarm at ERT %d: CUSUM %s; %d streams × %d windows",
+					drift, k, tau, float64(at05)/float64(total), float64(at01)/float64(total), mp, raised, streams, ert, strings.Join(cs, ", "), streams, windows)
+			}
+		}
+	}
+}
+
+// betweenReference is reference with the between-windows null, wins its windows in order.
+func betweenReference(t *testing.T, r *rand.Rand, ref []float64, wins [][]float64) *twosample.Reference {
+	t.Helper()
+	med, err := twosample.MedianBandwidth(ref, 2, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fm, err := twosample.NewFeatureMap(twosample.Center(ref, 2, 1000), twosample.DyadicBandwidths(med, 5), 20, normals{r}, math.Sincos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := fm.NewReferenceBuilder()
+	b.ByWindows()
+	for _, w := range wins {
+		b.Add(w)
+		b.EndWindow()
+	}
+	rf, err := b.Build(twosample.Config{BetweenWindows: true}, normals{r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rf
+}

@@ -255,6 +255,8 @@ var familyFields = []familyField{
 			}
 			return ""
 		}}},
+	{name: "between_windows", doc: "The reference file's lines are consecutive windows of the stream (at least 20, in arrival order, of about the stream's window size): each window is ranked against them, so a stream that wanders from window to window as its reference did is not flagged for it; with ert, the CUSUM's threshold also allows for the persistence of their evidence.",
+		ref: func(f *Family) any { return &f.BetweenWindows }},
 	{name: "cusum_k", doc: "Reference value K of the sequential detector's CUSUM on −ln p: windows with more evidence push it up; needs ert.",
 		ref: func(f *Family) any { return &f.CusumK }, check: valueCheck{doc: "1.05 … 6", fn: func(v any) string {
 			if x := v.(float64); !(x >= 1.05 && x <= 6) {

@@ -33,6 +33,7 @@ var twoSampleKind = kindDef{
 		{field: "ert", role: roleOption, def: defaultValue{of: func(int, *Family) any { return 0.0 },
 			doc: "off: no sequential detection"}},
 		{field: "cusum_k", role: roleOption, def: fixed(defaultTwoSampleCusumK)},
+		{field: "between_windows", role: roleOption, def: fixed(false)},
 	},
 	check: func(s *Spec, i int) error {
 		f := &s.Families[i]
@@ -51,5 +52,6 @@ var twoSampleKind = kindDef{
 	rules: []string{
 		"2·dim + 2·bands·frequencies ≤ 1024; the reference must be an existing, non-empty regular file (not a device, FIFO or directory)",
 		"cusum_k only with ert; ert adds the column <name>_seq (statistic, threshold, ert, alarm, run)",
+		"between_windows: the reference needs at least 20 lines (windows), checked when the spec is compiled",
 	},
 }

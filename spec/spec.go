@@ -132,6 +132,10 @@ type Family struct {
 	ERT float64 `json:"ert,omitempty"`
 	// CusumK is the CUSUM's reference value K (0: sequential.DefaultK).
 	CusumK float64 `json:"cusum_k,omitempty"`
+	// BetweenWindows: the reference file's lines are consecutive windows of the stream, and
+	// a window is ranked against them rather than against windows resampled from their
+	// pooled points (docs/drift.md, Correlated windows).
+	BetweenWindows bool `json:"between_windows,omitempty"`
 	// ReferenceFile is Reference resolved (ResolveReferences); ReferenceDigest the hex
 	// SHA-256 of its content, which the canonical JSON (and so the spec_id) holds in place
 	// of the path.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/distfeat/distfeat/internal/numeric"
 )
 
 // Config holds the test's calibration settings; the zero value means the defaults.
@@ -17,6 +19,11 @@ type Config struct {
 	// Weights are the aggregation weights of T_mean, T_mom and T_rff (default
 	// DefaultWeights); they are normalised to sum to 1.
 	Weights [3]float64
+	// BetweenWindows ranks a window against the reference's own windows (ByWindows,
+	// EndWindow) instead of simulating its null from the pooled points: for a stream whose
+	// distribution wanders from window to window as its reference did (the package doc,
+	// Between windows). It needs MinReferenceWindows windows.
+	BetweenWindows bool
 }
 
 // Defaults of Config.
@@ -57,6 +64,11 @@ const ProposedMomentWeight = 0.25
 
 // MinReferencePoints is the fewest reference points Build accepts.
 const MinReferencePoints = 50
+
+// MinReferenceWindows is the fewest reference windows Build accepts with BetweenWindows: the
+// null's covariance is estimated from them (and about ten correlation times of the stream's
+// wandering are needed for it to be close; docs/drift.md).
+const MinReferenceWindows = 20
 
 // ErrReference is wrapped by Build's errors about the reference sample.
 var ErrReference = errors.New("twosample: unusable reference")
@@ -103,13 +115,14 @@ type part struct {
 
 // ReferenceBuilder summarises a reference sample point by point, in O(D²) memory
 // whatever its size (points 0, 1, 2 of every 10 go to part A, the others to part B;
-// package doc).
+// package doc), or window by window (ByWindows).
 type ReferenceBuilder struct {
 	fm     *FeatureMap
 	next   int64
 	parts  [2]part
 	phi    []float64
 	sample []float64 // the first bootstrapSample points of part B (small-window nulls)
+	win    refWindows
 }
 
 // bootstrapSample is how many of part B's points are kept to simulate the null of small
@@ -126,6 +139,61 @@ func (fm *FeatureMap) NewReferenceBuilder() *ReferenceBuilder {
 	return b
 }
 
+// refWindows is a reference that comes in windows (ByWindows): the number closed, part B's
+// windows' point counts and fixed-point feature sums (the between-windows null's sample),
+// and the open window's.
+type refWindows struct {
+	on      bool
+	k       int64
+	n       []int64
+	sum     []int64 // len(n)×D
+	dropped int64   // part B windows beyond MaxReferenceWindows
+	open    []int64
+	openN   int64
+}
+
+// MaxReferenceWindows is the most part B windows a reference keeps for the between-windows
+// null (8·D bytes each); Build refuses that null for a reference with more.
+const MaxReferenceWindows = 1 << 16
+
+// ByWindows declares that the reference comes in windows, each closed by EndWindow, and
+// splits it into parts A and B by whole windows (windows 0, 1, 2 of every 10 to part A)
+// rather than by points. It must be called before the first Add. The between-windows null
+// (Config.BetweenWindows) needs it: part B's windows are that null's sample, and none of
+// their points is in part A's whitening — as none of a new window's is.
+func (b *ReferenceBuilder) ByWindows() {
+	if b.next > 0 {
+		panic("twosample: ReferenceBuilder.ByWindows after Add")
+	}
+	b.win.on = true
+	b.win.open = make([]int64, b.fm.Features())
+}
+
+// EndWindow closes the reference's current window: the points added since the last
+// EndWindow (none: nothing happens). It panics without ByWindows.
+func (b *ReferenceBuilder) EndWindow() {
+	w := &b.win
+	if !w.on {
+		panic("twosample: ReferenceBuilder.EndWindow without ByWindows")
+	}
+	if w.openN == 0 {
+		return
+	}
+	if w.k%10 >= 3 { // a part B window
+		if len(w.n) < MaxReferenceWindows {
+			w.n, w.sum = append(w.n, w.openN), append(w.sum, w.open...)
+		} else {
+			w.dropped++
+		}
+	}
+	w.k++
+	clear(w.open)
+	w.openN = 0
+}
+
+// Windows is the number of windows closed by EndWindow.
+func (b *ReferenceBuilder) Windows() int64 { return b.win.k }
+
 // Add accumulates reference points u (row-major, u ∈ [0,1]^d). It panics if len(u) is not
 // whole points or a part would exceed MaxPoints.
 func (b *ReferenceBuilder) Add(u []float64) {
@@ -134,8 +202,12 @@ func (b *ReferenceBuilder) Add(u []float64) {
 		panic(fmt.Sprintf("twosample: ReferenceBuilder.Add: %d values are not whole points of dim %d", len(u), d))
 	}
 	for i := 0; i < len(u); i += d {
+		inA := b.next%10 < 3
+		if b.win.on {
+			inA = b.win.k%10 < 3
+		}
 		p := &b.parts[1]
-		if b.next%10 < 3 {
+		if inA {
 			p = &b.parts[0]
 		} else if p.n < bootstrapSample {
 			b.sample = append(b.sample, u[i:i+d]...)
@@ -146,7 +218,11 @@ func (b *ReferenceBuilder) Add(u []float64) {
 		b.fm.Eval(u[i:i+d], b.phi)
 		c := 0
 		for r, x := range b.phi {
-			p.sum[r] += toFixed(x)
+			f := toFixed(x)
+			p.sum[r] += f
+			if b.win.on {
+				b.win.open[r] += f
+			}
 			for _, y := range b.phi[:r+1] {
 				p.cross[c] += toFixed(float64(x * y))
 				c++
@@ -154,6 +230,9 @@ func (b *ReferenceBuilder) Add(u []float64) {
 		}
 		p.n++
 		b.next++
+		if b.win.on {
+			b.win.openN++
+		}
 	}
 }
 
@@ -182,17 +261,23 @@ func (p *part) moments(D int) (mean, cov []float64) {
 // Reference is a summarised reference sample with its simulated null distributions; it is
 // read-only and safe for concurrent use.
 type Reference struct {
-	fm     *FeatureMap
-	cfg    Config
-	m, mB  int64
-	meanR  []float64 // full reference mean (MMD²)
-	meanB  []float64 // part B mean (the statistics' centre)
-	scale  []float64 // part A's standard deviations (floored)
-	lMean  []float64 // Cholesky factors of the whitenings: d, 2d and D square
-	lMom   []float64
-	lRFF   []float64
-	nulls  []nullSet // by increasing inv: the Gaussian limit, then bootstrap window sizes
-	zBand2 []float64 // |z̄_R|² of the full reference per band (MMD²)
+	fm      *FeatureMap
+	cfg     Config
+	m, mB   int64
+	meanR   []float64 // full reference mean (MMD²)
+	meanB   []float64 // part B mean (the statistics' centre)
+	scale   []float64 // part A's standard deviations (floored)
+	lMean   []float64 // Cholesky factors of the whitenings: d, 2d and D square
+	lMom    []float64
+	lRFF    []float64
+	nulls   []nullSet // by increasing inv: the Gaussian limit, then bootstrap window sizes
+	zBand2  []float64 // |z̄_R|² of the full reference per band (MMD²)
+	between Between
+	// The between-windows null's sample (Config.BetweenWindows): part B's windows'
+	// statistics in order and, per statistic, how many of the other windows' are at least
+	// as large.
+	windowStats [][3]float64
+	windowAbove [][3]int
 }
 
 // nullSet is the simulated null distribution of the statistics for windows of one size.
@@ -279,14 +364,166 @@ func (b *ReferenceBuilder) Build(cfg Config, src NormalSource) (*Reference, erro
 	if r.lRFF, err = whiten(D, cfg.Ridge); err != nil {
 		return nil, fmt.Errorf("feature whitening: %v: %w", err, ErrReference)
 	}
-	lB, err := factorPSD(covB, D)
-	if err != nil {
-		return nil, fmt.Errorf("null covariance: %v: %w", err, ErrReference)
+	if cfg.BetweenWindows {
+		if err := r.betweenNull(&b.win, b.parts[1].sum); err != nil {
+			return nil, err
+		}
+	} else {
+		lB, err := factorPSD(covB, D)
+		if err != nil {
+			return nil, fmt.Errorf("null covariance: %v: %w", err, ErrReference)
+		}
+		r.simulateNull(lB, src)
+		r.bootstrapNulls(b.sample, src)
 	}
-	r.simulateNull(lB, src)
-	r.bootstrapNulls(b.sample, src)
 	r.zBand2 = r.rffNorms(r.meanR)
 	return r, nil
+}
+
+// Between describes the null of Config.BetweenWindows; it is zero for the pooled-points null.
+type Between struct {
+	// Windows is the number of reference windows a window is ranked against (part B's:
+	// 7 of every 10).
+	Windows int64
+	// Size is the reference windows' mean size in points.
+	Size float64
+	// Persistence is the long-run variance of the reference windows' own evidence −ln p
+	// (each against the others, in arrival order) over its variance: 1 + 2Σ_h ρ_h, about 1
+	// for independent windows, larger when the stream's wandering makes evidence persist
+	// from window to window — which shortens a CUSUM's run time (docs/drift.md).
+	Persistence float64
+	// PersistenceSE is its standard error for independent windows, √(2/(B−1)) for B
+	// batches (a batch-means variance is then about χ²_{B−1}/(B−1) times its mean): a
+	// persistence more than two of them above 1 is more than noise.
+	PersistenceSE float64
+}
+
+// Between is the between-windows null's description (zero without BetweenWindows).
+func (r *Reference) Between() Between { return r.between }
+
+// betweenNull makes the null of Config.BetweenWindows from part B's windows (ByWindows):
+// each is tested as Test would test a new window, against part B without the window's own
+// points (so that it is not compared with itself; sumB is part B's sums), and their
+// statistics are the null sample (betweenP). None of their points is in part A's whitening,
+// so a new window exchangeable with them gets an exactly valid p-value whatever the stream's
+// wandering from window to window, at a resolution of 1/(k+1) (nothing is simulated; the
+// statistics' covariance is not estimated, so nothing is stretched: nullSet's est = +Inf).
+func (r *Reference) betweenNull(w *refWindows, sumB []int64) error {
+	k := int64(len(w.n))
+	switch {
+	case !w.on:
+		return fmt.Errorf("the between-windows null needs a reference built window by window (ByWindows): %w", ErrReference)
+	case w.dropped > 0:
+		return fmt.Errorf("%d reference windows: the between-windows null keeps at most %d of part B's %d: %w",
+			w.k, MaxReferenceWindows, k+w.dropped, ErrReference)
+	case w.k < MinReferenceWindows:
+		return fmt.Errorf("%d reference windows: the between-windows null needs at least %d (one per line of the reference file): %w",
+			w.k, MinReferenceWindows, ErrReference)
+	}
+	D := r.fm.Features()
+	ts := make([][3]float64, k)
+	g, y, sc := make([]float64, D), make([]float64, D), make([]float64, D)
+	for j := range k {
+		n, mB := float64(w.n[j]), float64(r.mB-w.n[j])
+		sum := w.sum[j*int64(D) : (j+1)*int64(D)]
+		f := math.Sqrt(1 / (1/n + 1/mB))
+		for i := range g {
+			g[i] = float64((fromFixed(sum[i])/n - fromFixed(sumB[i]-sum[i])/mB)) * f
+		}
+		ts[j] = r.statistics(g, y, sc)
+	}
+	size := float64(r.m) / float64(w.k)
+	ns := r.nullSet(1/size, ts, math.Inf(1))
+	r.nulls = append(r.nulls, ns)
+	r.windowStats, r.windowAbove = ts, make([][3]int, k)
+	for j, t := range ts {
+		for kk := range t {
+			i, _ := slices.BinarySearch(ns.t[kk], t[kk]) // the first at least t
+			r.windowAbove[j][kk] = int(k) - i - 1
+		}
+	}
+	// Each reference window's own evidence −ln p, its p-value against the others (1 + #{others
+	// at least as extreme})/k, in arrival order; their persistence is what a CUSUM is
+	// sensitive to (Between.Persistence).
+	e := make([]float64, k)
+	for j, t := range ts {
+		var p [3]float64
+		for kk := range p {
+			p[kk] = pk(ns.t[kk], t[kk]) - 1/float64(k+1) // as nullSet's: against the others
+		}
+		q := r.minQ(p)
+		i, found := slices.BinarySearch(ns.q, q)
+		for found && i < len(ns.q) && ns.q[i] == q {
+			i++
+		}
+		e[j] = -numeric.Log(float64(i) / float64(k))
+	}
+	ratio, batches := batchVarianceRatio(e)
+	r.between = Between{Windows: k, Size: size, Persistence: ratio,
+		PersistenceSE: math.Sqrt(2 / float64(batches-1))}
+	return nil
+}
+
+// betweenP is the between-windows null's p-values of the statistics t: per statistic its
+// rank among the k reference windows', (1 + #{at least t})/(k + 1), and for the aggregate
+// min_k p_k/w_k a full conformal rank: each reference window's aggregate is recomputed with
+// the new window among its others, as the new window's is with all of them, so the k + 1
+// windows are scored alike and, if exchangeable, the p-value (1 + #{reference aggregates ≤
+// the window's, ties broken by T_rff})/(k + 1) is exactly valid. O(k) per window.
+func (r *Reference) betweenP(t [3]float64) (p [3]float64, agg float64) {
+	ns := &r.nulls[0]
+	inv := 1 / float64(len(r.windowStats)+1)
+	for kk := range p {
+		p[kk] = pk(ns.t[kk], t[kk])
+	}
+	q := r.minQ(p)
+	count := 0
+	for j, tj := range r.windowStats {
+		var pj [3]float64
+		for kk := range pj {
+			a := r.windowAbove[j][kk]
+			if t[kk] >= tj[kk] {
+				a++
+			}
+			pj[kk] = float64(1+a) * inv
+		}
+		// Aggregates are discrete (multiples of 1/((k+1)·w_k)) and tie often: ties are
+		// broken by T_rff, the same way for every window, so exchangeability holds.
+		if qj := r.minQ(pj); qj < q || qj == q && tj[2] >= t[2] {
+			count++
+		}
+	}
+	return p, float64(1+count) * inv
+}
+
+// batchVarianceRatio is the batch-means estimate of x's long-run variance over its variance,
+// 1 + 2Σ_h ρ_h (1 for independent values): b·Var(means of batches of b)/Var(x), b = ⌈√n⌉,
+// and the number of batches (n ≥ MinReferenceWindows gives at least 4).
+func batchVarianceRatio(x []float64) (ratio float64, batches int) {
+	n := len(x)
+	b := int(math.Ceil(math.Sqrt(float64(n))))
+	batches = n / b
+	mean := 0.0
+	for _, v := range x[:batches*b] {
+		mean += v
+	}
+	mean /= float64(batches * b)
+	vx, vb := 0.0, 0.0
+	for i := range batches {
+		m := 0.0
+		for _, v := range x[i*b : (i+1)*b] {
+			m += v
+			vx += float64((v - mean) * (v - mean))
+		}
+		m /= float64(b)
+		vb += float64((m - mean) * (m - mean))
+	}
+	vx /= float64(batches*b - 1)
+	vb /= float64(batches - 1)
+	if vx == 0 {
+		return 1, batches
+	}
+	return float64(float64(b)*vb) / vx, batches
 }
 
 // factorPSD factors the covariance a + εI, with ε = 10⁻¹⁰ of its mean diagonal grown ten

@@ -55,6 +55,11 @@ func (r *Reference) Test(w *Window) (Result, error) {
 		g[i] = float64(mu[i]-r.meanB[i]) * sc
 	}
 	res.T = r.statistics(g, make([]float64, D), make([]float64, D))
+	if r.between.Windows > 0 {
+		res.P, res.PValue = r.betweenP(res.T)
+		res.Statistic = -numeric.Log(r.minQ(res.P))
+		return res, nil
+	}
 	// The null at the window's size: g's covariance is Σ·(1/n)/(1/n + 1/m_B) from the
 	// window and the rest from part B's mean, so its departure from a Gaussian is that of a
 	// window of n/s² points, s the window's share (the variance excess of the statistics
@@ -109,7 +114,7 @@ func (res *Result) Vector() []float64 {
 // increasing inv) and the interpolation weight of the second.
 func (r *Reference) bracket(inv float64) (lo, hi int, lam float64) {
 	last := len(r.nulls) - 1
-	if inv >= r.nulls[last].inv {
+	if last == 0 || inv >= r.nulls[last].inv {
 		return last, last, 0
 	}
 	for lo = 0; r.nulls[lo+1].inv <= inv; lo++ {
