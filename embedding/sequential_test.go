@@ -81,9 +81,9 @@ func TestTwoSampleSequentialColumn(t *testing.T) {
 
 // TestTwoSampleBetweenWindows: between_windows reads each reference line as one window (part
 // B's windows are the null: 7 of every 10), changes the spec_id, refuses a reference of fewer
-// than 20 lines by name, and — on a reference whose windows wander persistently (an AR(1)
-// mean with φ = 0.98 across 200 windows) — raises the CUSUM's threshold by the measured
-// persistence and says so at start-up; on independent windows it does neither.
+// than 20 lines by name, raises the CUSUM's threshold by the reference's measured
+// persistence, and — on a reference whose windows wander persistently (an AR(1) mean with
+// φ = 0.98 across 200 windows), not on independent windows — says so at start-up.
 func TestTwoSampleBetweenWindows(t *testing.T) {
 	dir := t.TempDir()
 	r := rand.New(rand.NewPCG(3, 7))
@@ -143,8 +143,8 @@ func TestTwoSampleBetweenWindows(t *testing.T) {
 	if b := fam.ref.Between(); b.Windows != 140 || b.Size != 50 || persistent(b) {
 		t.Errorf("independent windows: Between() = %+v, want 140 part B windows of 50 points and no persistence", b)
 	}
-	if got := e.SequentialColumns()[0].Detector.Threshold(); got != plain.Threshold() || len(e.SequentialWarnings()) != 0 {
-		t.Errorf("independent windows: threshold %v (want %v), warnings %q (want none)", got, plain.Threshold(), e.SequentialWarnings())
+	if got, want := e.SequentialColumns()[0].Detector.Threshold(), plain.Persistent(fam.ref.Between().Persistence).Threshold(); got != want || len(e.SequentialWarnings()) != 0 {
+		t.Errorf("independent windows: threshold %v (want %v: the plug-in raise, none at or below 1), warnings %q (want none)", got, want, e.SequentialWarnings())
 	}
 
 	_, e, err = compile(t, doc(wandering, `, "between_windows": true`))

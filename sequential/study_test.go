@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -355,215 +354,6 @@ func TestStudyReferenceSpread(t *testing.T) {
 	}
 }
 
-// TestStudyAR1WindowsNull: a measured attempt at a setting for correlated windows (docs/drift.md,
-// Correlated windows). The stream and the reference are TestStudyAR1's (the points' x-mean an
-// AR(1) across windows, φ = 0.9), the reference being k consecutive windows of the process
-// (k = 20 as there, and 200). Each window's statistic is ranked against the reference's own k
-// windows tested the same way (a randomised conformal p-value, (#{null > T} + U·(1 + #{null =
-// T}))/(k + 1): exactly uniform if the window and the reference's windows were exchangeable),
-// instead of against windows resampled from the pooled points. Reported per setting, on the
-// same streams: the mean run length to the first alarm of the CUSUM (ERT 1000) with the
-// pooled-points p-values and with the windows' ranks, and of the naive test at α = 1/1000 on
-// the ranks (streams with no alarm in 5000 windows count 5000, a lower bound); the share of
-// the first 100 windows whose rank p-value is ≤ 0.05 (0.05 if the windows' null were right
-// for a window taken at random); and the lag-1 correlation of those windows' evidence −ln p
-// (0 for independent windows, which the ERT's calibration assumes).
-func TestStudyAR1WindowsNull(t *testing.T) {
-	streams := studyEnabled(t)
-	const n, ert, phi, maxWin, probe = 100, 1000, 0.9, 5000, 100
-	d, err := sequential.Calibrate(ert, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	depCache := map[[2]float64]*sequential.Detector{}
-	for _, k := range []int{20, 200} {
-		for _, tau := range []float64{0.05, 0.1, 0.2} {
-			r := rand.New(rand.NewPCG(549, uint64(1000*tau)+uint64(k)<<20))
-			mu := 0.0
-			window := func() []float64 {
-				mu = phi*mu + math.Sqrt(1-phi*phi)*tau*r.NormFloat64()
-				return gaussian(mu, 1)(r, n)
-			}
-			var rlPool, rlWin, rlNaive, rlDep, rhos []float64
-			censored := [4]int{}
-			level, probed, lag := 0.0, 0.0, []float64{}
-			for s := 0; s < max(streams/10, 5); s++ {
-				mu = tau * r.NormFloat64() // the stationary law
-				wins := make([][]float64, k)
-				var ref []float64
-				for i := range wins {
-					wins[i] = window()
-					ref = append(ref, wins[i]...)
-				}
-				rf := reference(t, r, ref)
-				null := make([]float64, k)
-				for i, w := range wins {
-					null[i] = testWindow(t, rf, w).Statistic
-				}
-				// The dependence of consecutive windows' evidence, from the reference's own
-				// windows in time order: the lag-1 correlation ρ of their ranks' normal scores.
-				scores := make([]float64, k)
-				for i, w := range null {
-					scores[i] = math.Sqrt2 * math.Erfinv(2*(float64(rankAbove(null, w))+r.Float64())/float64(k+1)-1)
-				}
-				slices.Sort(null)
-				rho := max(lagCorr(pairsOf(scores)), 0)
-				rhos = append(rhos, rho)
-				dep := dependentDetector(t, depCache, ert, rho)
-				var stPool, stWin, stDep sequential.State
-				done := [4]bool{}
-				var prevE float64
-				for w := 1; w <= maxWin && !(done[0] && done[1] && done[2] && done[3]); w++ {
-					res := testWindow(t, rf, window())
-					lo, _ := slices.BinarySearch(null, res.Statistic)
-					hi := lo
-					for hi < k && null[hi] == res.Statistic {
-						hi++
-					}
-					pWin := (float64(k-hi) + r.Float64()*float64(1+hi-lo)) / float64(k+1)
-					if w <= probe {
-						probed++
-						if pWin <= 0.05 {
-							level++
-						}
-						e := -math.Log(pWin)
-						if w > 1 {
-							lag = append(lag, prevE, e)
-						}
-						prevE = e
-					}
-					var step sequential.Step
-					if stPool, step = d.Update(stPool, float64(float32(res.PValue))); step.Alarm && !done[0] {
-						rlPool, done[0] = append(rlPool, float64(w)), true
-					}
-					if stWin, step = d.Update(stWin, pWin); step.Alarm && !done[1] {
-						rlWin, done[1] = append(rlWin, float64(w)), true
-					}
-					if pWin <= 1.0/ert && !done[2] {
-						rlNaive, done[2] = append(rlNaive, float64(w)), true
-					}
-					if stDep, step = dep.Update(stDep, pWin); step.Alarm && !done[3] {
-						rlDep, done[3] = append(rlDep, float64(w)), true
-					}
-				}
-				for i, rl := range []*[]float64{&rlPool, &rlWin, &rlNaive, &rlDep} {
-					if !done[i] {
-						*rl = append(*rl, maxWin)
-						censored[i]++
-					}
-				}
-			}
-			mp, _ := meanSD(rlPool)
-			mw, _ := meanSD(rlWin)
-			mn, _ := meanSD(rlNaive)
-			md, _ := meanSD(rlDep)
-			mr, _ := meanSD(rhos)
-			t.Logf("AR(1) φ=%.1f τ=%.2fσ, reference of %d windows, ERT %d: CUSUM pooled null %.0f (%d not by %d), CUSUM windows null %.0f (%d), naive windows null %.0f (%d), CUSUM windows null + dependence threshold %.0f (%d; mean ρ̂ %.2f); windows-null level at 0.05: %.3f; lag-1 correlation of evidence %.2f; %d streams",
-				phi, tau, k, ert, mp, censored[0], maxWin, mw, censored[1], mn, censored[2], md, censored[3], mr,
-				level/probed, lagCorr(lag), len(rlPool))
-		}
-	}
-}
-
-// testWindow is the two-sample test of the window x against rf.
-func testWindow(t *testing.T, rf *twosample.Reference, x []float64) twosample.Result {
-	t.Helper()
-	w := rf.FeatureMap().NewWindow()
-	w.Add(x)
-	res, err := rf.Test(w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
-
-// lagCorr is the correlation of the pairs (xy[2i], xy[2i+1]).
-func lagCorr(xy []float64) float64 {
-	var a, b []float64
-	for i := 0; i+1 < len(xy); i += 2 {
-		a, b = append(a, xy[i]), append(b, xy[i+1])
-	}
-	ma, sa := meanSD(a)
-	mb, sb := meanSD(b)
-	c := 0.0
-	for i := range a {
-		c += (a[i] - ma) * (b[i] - mb)
-	}
-	return c / float64(len(a)-1) / (sa * sb)
-}
-
-// rankAbove is #{null > v} for the ascending null.
-func rankAbove(null []float64, v float64) int {
-	sorted := slices.Sorted(slices.Values(null))
-	i, _ := slices.BinarySearch(sorted, v)
-	for i < len(sorted) && sorted[i] == v {
-		i++
-	}
-	return len(sorted) - i
-}
-
-// pairsOf lays out the consecutive pairs of x for lagCorr.
-func pairsOf(x []float64) []float64 {
-	var out []float64
-	for i := 1; i < len(x); i++ {
-		out = append(out, x[i-1], x[i])
-	}
-	return out
-}
-
-// dependentDetector returns a detector whose run length is about ert for p-values whose
-// normal scores are an AR(1) with lag-1 correlation rho (a Gaussian copula): the nominal ERT
-// it is calibrated for is interpolated (in logs) between nominal ERTs 1×, 2×, 4×, … ert,
-// whose run lengths under that dependence are simulated (400 streams each, capped at 20·ert).
-// Results are cached in cache per rho rounded to 0.05.
-func dependentDetector(t *testing.T, cache map[[2]float64]*sequential.Detector, ert, rho float64) *sequential.Detector {
-	t.Helper()
-	rho = math.Round(rho*20) / 20
-	key := [2]float64{ert, rho}
-	if d, ok := cache[key]; ok {
-		return d
-	}
-	r := rand.New(rand.NewPCG(uint64(1000*rho), 7))
-	arl := func(d *sequential.Detector) float64 {
-		total := 0.0
-		for range 400 {
-			z := r.NormFloat64()
-			var st sequential.State
-			w := 1
-			for ; w < int(20*ert); w++ {
-				z = rho*z + math.Sqrt(1-rho*rho)*r.NormFloat64()
-				var step sequential.Step
-				if st, step = d.Update(st, 0.5*math.Erfc(-z/math.Sqrt2)); step.Alarm {
-					break
-				}
-			}
-			total += float64(w)
-		}
-		return total / 400
-	}
-	prevN, prevL := 0.0, 0.0
-	var d *sequential.Detector
-	for nominal := ert; nominal <= sequential.MaxERT; nominal *= 2 {
-		var err error
-		if d, err = sequential.Calibrate(nominal, 0); err != nil {
-			t.Fatal(err)
-		}
-		l := arl(d)
-		if l >= ert {
-			if prevN > 0 { // interpolate log nominal against log run length
-				f := (math.Log(ert) - math.Log(prevL)) / (math.Log(l) - math.Log(prevL))
-				if d, err = sequential.Calibrate(math.Exp(math.Log(prevN)+f*(math.Log(nominal)-math.Log(prevN))), 0); err != nil {
-					t.Fatal(err)
-				}
-			}
-			break
-		}
-		prevN, prevL = nominal, l
-	}
-	cache[key] = d
-	return d
-}
-
 // TestStudyAR1Between: the between-windows null (two_sample between_windows) on streams
 // that wander from window to window as their reference does: windows of 100 points of
 // TestStudyAR1's Gaussian whose x-mean (drift "mean", τ its stationary standard deviation in
@@ -572,7 +362,7 @@ func dependentDetector(t *testing.T, cache map[[2]float64]*sequential.Detector, 
 // has its own reference and runs STUDY_WINDOWS windows (default 2000). Reported per setting,
 // over all streams: the share of windows with p ≤ 0.05 and ≤ 0.01 (windows per flag at
 // α = 0.01 are 100 if the null is right), the reference's persistence (mean, and in how many
-// streams the threshold was raised), and the windows per false alarm (total windows /
+// streams it exceeded 1 by two standard errors: the start-up warning), and the windows per false alarm (total windows /
 // alarms, reset after each) of the CUSUM at ERT 1000 for K = 1.5 and 3, calibrated for
 // independent windows' rank p-values (CalibrateRanks) and with the threshold raised by the
 // persistence, as the embedding does.
@@ -592,10 +382,15 @@ func TestStudyAR1Between(t *testing.T) {
 	if s := os.Getenv("STUDY_DRIFT"); s != "" {
 		drifts = []string{s}
 	}
+	taus := []float64{0, 0.05, 0.1, 0.2}
+	if s := os.Getenv("STUDY_TAU"); s != "" {
+		v, _ := strconv.ParseFloat(s, 64)
+		taus = []float64{v}
+	}
 	cusumK := []float64{1.5, 3}
 	for _, drift := range drifts {
 		for _, k := range ks {
-			for _, tau := range []float64{0, 0.05, 0.1, 0.2} {
+			for _, tau := range taus {
 				r := rand.New(rand.NewPCG(4242+uint64(len(drift)), uint64(1000*tau)+uint64(k)<<20))
 				a := 0.0
 				window := func() []float64 {
@@ -607,7 +402,7 @@ func TestStudyAR1Between(t *testing.T) {
 				}
 				var total, at05, at01, raised int
 				alarms := make([]int, 2*len(cusumK))
-				var pers []float64
+				var pers, streamPers []float64
 				for s := 0; s < streams; s++ {
 					a = tau * r.NormFloat64() // the stationary law
 					var ref []float64
@@ -619,25 +414,24 @@ func TestStudyAR1Between(t *testing.T) {
 					rf := betweenReference(t, r, ref, wins)
 					b := rf.Between()
 					pers = append(pers, b.Persistence)
-					// As the embedding does: the chain for rank p-values, raised by a
-					// persistence beyond noise.
+					// As the embedding does: the chain for rank p-values, raised by the
+					// persistence (the plug-in estimate; none at or below 1).
 					dets := make([]*sequential.Detector, 2*len(cusumK))
 					for i, K := range cusumK {
 						d, err := sequential.CalibrateRanks(ert, K, int(b.Windows))
 						if err != nil {
 							t.Fatal(err)
 						}
-						dets[i], dets[len(cusumK)+i] = d, d
-						if b.Persistence > 1+2*b.PersistenceSE {
-							dets[len(cusumK)+i] = d.Persistent(b.Persistence)
-						}
+						dets[i], dets[len(cusumK)+i] = d, d.Persistent(b.Persistence)
 					}
 					if b.Persistence > 1+2*b.PersistenceSE {
 						raised++
 					}
 					st := make([]sequential.State, len(dets))
+					var evidence []float64
 					for range windows {
 						p := pvalue(t, rf, window())
+						evidence = append(evidence, -math.Log(p))
 						total++
 						if p <= 0.05 {
 							at05++
@@ -652,8 +446,11 @@ func TestStudyAR1Between(t *testing.T) {
 							}
 						}
 					}
+					streamPers = append(streamPers, batchRatio(evidence))
+					t.Logf("persistence: reference %.2f, stream %.2f", b.Persistence, batchRatio(evidence))
 				}
 				mp, _ := meanSD(pers)
+				ms, _ := meanSD(streamPers)
 				per := func(a int) string {
 					if a == 0 {
 						return fmt.Sprintf("> %d", total)
@@ -664,11 +461,25 @@ func TestStudyAR1Between(t *testing.T) {
 				for i, K := range cusumK {
 					cs = append(cs, fmt.Sprintf("K=%g %s (%d) → raised %s (%d)", K, per(alarms[i]), alarms[i], per(alarms[len(cusumK)+i]), alarms[len(cusumK)+i]))
 				}
-				t.Logf("between-windows null, drift %s, k=%d, τ=%.2f: p≤0.05 %.3f, p≤0.01 %.4f; persistence %.2f (raised in %d of %d); windows per false alarm at ERT %d: CUSUM %s; %d streams × %d windows",
-					drift, k, tau, float64(at05)/float64(total), float64(at01)/float64(total), mp, raised, streams, ert, strings.Join(cs, ", "), streams, windows)
+				t.Logf("between-windows null, drift %s, k=%d, τ=%.2f: p≤0.05 %.3f, p≤0.01 %.4f; persistence %.2f (beyond noise in %d of %d; the streams' own %.2f); windows per false alarm at ERT %d: CUSUM %s; %d streams × %d windows",
+					drift, k, tau, float64(at05)/float64(total), float64(at01)/float64(total), mp, raised, streams, ms, ert, strings.Join(cs, ", "), streams, windows)
 			}
 		}
 	}
+}
+
+// batchRatio is twosample's batch-means persistence estimate (b = ⌈√n⌉).
+func batchRatio(x []float64) float64 {
+	b := int(math.Ceil(math.Sqrt(float64(len(x)))))
+	nb := len(x) / b
+	var means []float64
+	for i := range nb {
+		m, _ := meanSD(x[i*b : (i+1)*b])
+		means = append(means, m)
+	}
+	_, sb := meanSD(means)
+	_, sx := meanSD(x[:nb*b])
+	return float64(b) * sb * sb / (sx * sx)
 }
 
 // betweenReference is reference with the between-windows null, wins its windows in order.

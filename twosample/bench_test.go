@@ -33,6 +33,25 @@ func BenchmarkTest(b *testing.B) {
 	}
 }
 
+// BenchmarkTestBetweenWindows is one window's test against the between-windows null of 1000
+// reference windows of 100 points (700 ranked: O(k) per window), beside BenchmarkTest's
+// simulated null.
+func BenchmarkTestBetweenWindows(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	wins := make([][]float64, 1000)
+	for i := range wins {
+		wins[i] = meanShift.ref(r, 100)
+	}
+	rf, _ := betweenReference(b, r, wins, false)
+	w := rf.FeatureMap().NewWindow()
+	w.Add(meanShift.ref(r, 100))
+	for b.Loop() {
+		if _, err := rf.Test(w); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkBuild is the start-up cost of a 2000-point reference: summary, whitenings and
 // the simulated null.
 func BenchmarkBuild(b *testing.B) {

@@ -72,6 +72,21 @@
 // statistics by about their degrees of freedom over the estimate's points; the window's
 // statistic is stretched about the null mean by the same factor (Wishart moments).
 //
+// # Between windows
+//
+// The null above is that of windows drawn from the reference's pooled points. A stream that
+// wanders from window to window (a sensor's mean drifting slowly, say) and whose reference
+// wanders the same way breaks it: each window sits at its own mean, so most windows differ
+// from the pooled reference by more than that null allows. With Config.BetweenWindows the
+// reference comes in windows (ReferenceBuilder.ByWindows, EndWindow: the stream's own past
+// windows, in order) and is split by whole windows, 3 of every 10 to part A (the whitening)
+// and the rest to part B. Each of part B's k windows is tested as a new window would be,
+// against part B without its own points, and a new window's p-value is its full conformal
+// rank among them: exactly valid when the new window is exchangeable with them, at a
+// resolution of 1/(k+1). Nothing is simulated. The reference also measures the persistence
+// of evidence that such a stream shows from window to window (Between), which a sequential
+// detector has to allow for.
+//
 // # Determinism
 //
 // The random frequencies and null draws come from a caller-supplied normal source (the

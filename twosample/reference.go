@@ -273,11 +273,9 @@ type Reference struct {
 	nulls   []nullSet // by increasing inv: the Gaussian limit, then bootstrap window sizes
 	zBand2  []float64 // |z̄_R|² of the full reference per band (MMD²)
 	between Between
-	// The between-windows null's sample (Config.BetweenWindows): part B's windows'
-	// statistics in order and, per statistic, how many of the other windows' are at least
-	// as large.
-	windowStats [][3]float64
-	windowAbove [][3]int
+	// windows is the between-windows null's sample (Config.BetweenWindows): part B's
+	// windows' statistics.
+	windows windowNull
 }
 
 // nullSet is the simulated null distribution of the statistics for windows of one size.
@@ -404,7 +402,7 @@ func (r *Reference) Between() Between { return r.between }
 // betweenNull makes the null of Config.BetweenWindows from part B's windows (ByWindows):
 // each is tested as Test would test a new window, against part B without the window's own
 // points (so that it is not compared with itself; sumB is part B's sums), and their
-// statistics are the null sample (betweenP). None of their points is in part A's whitening,
+// statistics are the null sample (windowNull.pvalues). None of their points is in part A's whitening,
 // so a new window exchangeable with them gets an exactly valid p-value whatever the stream's
 // wandering from window to window, at a resolution of 1/(k+1) (nothing is simulated; the
 // statistics' covariance is not estimated, so nothing is stretched: nullSet's est = +Inf).
@@ -421,67 +419,102 @@ func (r *Reference) betweenNull(w *refWindows, sumB []int64) error {
 			w.k, MinReferenceWindows, ErrReference)
 	}
 	D := r.fm.Features()
-	ts := make([][3]float64, k)
 	g, y, sc := make([]float64, D), make([]float64, D), make([]float64, D)
-	for j := range k {
-		n, mB := float64(w.n[j]), float64(r.mB-w.n[j])
-		sum := w.sum[j*int64(D) : (j+1)*int64(D)]
-		f := math.Sqrt(1 / (1/n + 1/mB))
-		for i := range g {
-			g[i] = float64((fromFixed(sum[i])/n - fromFixed(sumB[i]-sum[i])/mB)) * f
+	// stats is the statistics of windows lo…hi−1 of part B against the centre of windows
+	// clo…chi−1 (each without its own points when it is one of them).
+	stats := func(lo, hi, clo, chi int64) [][3]float64 {
+		csum := make([]int64, D)
+		cn := int64(0)
+		for j := clo; j < chi; j++ {
+			cn += w.n[j]
+			for i, v := range w.sum[j*int64(D) : (j+1)*int64(D)] {
+				csum[i] += v
+			}
 		}
-		ts[j] = r.statistics(g, y, sc)
+		if clo == 0 && chi == k {
+			csum, cn = sumB, r.mB // all of part B, with points after the last window
+		}
+		ts := make([][3]float64, hi-lo)
+		for j := lo; j < hi; j++ {
+			n, own := float64(w.n[j]), j >= clo && j < chi
+			sum := w.sum[j*int64(D) : (j+1)*int64(D)]
+			m := float64(cn)
+			if own {
+				m = float64(cn - w.n[j])
+			}
+			f := math.Sqrt(1 / (1/n + 1/m))
+			for i := range g {
+				c := csum[i]
+				if own {
+					c -= sum[i]
+				}
+				g[i] = float64((fromFixed(sum[i])/n - fromFixed(c)/m)) * f
+			}
+			ts[j-lo] = r.statistics(g, y, sc)
+		}
+		return ts
 	}
-	size := float64(r.m) / float64(w.k)
-	ns := r.nullSet(1/size, ts, math.Inf(1))
-	r.nulls = append(r.nulls, ns)
-	r.windowStats, r.windowAbove = ts, make([][3]int, k)
-	for j, t := range ts {
-		for kk := range t {
-			i, _ := slices.BinarySearch(ns.t[kk], t[kk]) // the first at least t
-			r.windowAbove[j][kk] = int(k) - i - 1
-		}
-	}
-	// Each reference window's own evidence −ln p, its p-value against the others (1 + #{others
-	// at least as extreme})/k, in arrival order; their persistence is what a CUSUM is
-	// sensitive to (Between.Persistence).
-	e := make([]float64, k)
-	for j, t := range ts {
-		var p [3]float64
-		for kk := range p {
-			p[kk] = pk(ns.t[kk], t[kk]) - 1/float64(k+1) // as nullSet's: against the others
-		}
-		q := r.minQ(p)
-		i, found := slices.BinarySearch(ns.q, q)
-		for found && i < len(ns.q) && ns.q[i] == q {
-			i++
-		}
-		e[j] = -numeric.Log(float64(i) / float64(k))
+	r.windows = newWindowNull(stats(0, k, 0, k))
+	// The persistence a stream will show: the windows of part B's second half tested, in
+	// order, as a stream against its first half as the reference. (The reference's windows
+	// tested against each other show less of it: a stream's windows also share the error of
+	// the reference's centre, which wanders with the stream.)
+	h := k / 2
+	first := newWindowNull(stats(0, h, 0, h))
+	e := make([]float64, 0, k-h)
+	for _, t := range stats(h, k, 0, h) {
+		_, p := first.pvalues(r, t)
+		e = append(e, -numeric.Log(p))
 	}
 	ratio, batches := batchVarianceRatio(e)
-	r.between = Between{Windows: k, Size: size, Persistence: ratio,
+	r.between = Between{Windows: k, Size: float64(r.m) / float64(w.k), Persistence: ratio,
 		PersistenceSE: math.Sqrt(2 / float64(batches-1))}
 	return nil
 }
 
-// betweenP is the between-windows null's p-values of the statistics t: per statistic its
-// rank among the k reference windows', (1 + #{at least t})/(k + 1), and for the aggregate
-// min_k p_k/w_k a full conformal rank: each reference window's aggregate is recomputed with
-// the new window among its others, as the new window's is with all of them, so the k + 1
-// windows are scored alike and, if exchangeable, the p-value (1 + #{reference aggregates ≤
-// the window's, ties broken by T_rff})/(k + 1) is exactly valid. O(k) per window.
-func (r *Reference) betweenP(t [3]float64) (p [3]float64, agg float64) {
-	ns := &r.nulls[0]
-	inv := 1 / float64(len(r.windowStats)+1)
+// windowNull is a sample of windows' statistics that a window is ranked against (the
+// between-windows null).
+type windowNull struct {
+	stats  [][3]float64
+	above  [][3]int     // per statistic, how many of the other windows' are at least as large
+	sorted [3][]float64 // each statistic, ascending
+}
+
+func newWindowNull(ts [][3]float64) windowNull {
+	w := windowNull{stats: ts, above: make([][3]int, len(ts))}
+	for kk := range w.sorted {
+		w.sorted[kk] = make([]float64, len(ts))
+		for j, t := range ts {
+			w.sorted[kk][j] = t[kk]
+		}
+		slices.Sort(w.sorted[kk])
+	}
+	for j, t := range ts {
+		for kk := range t {
+			i, _ := slices.BinarySearch(w.sorted[kk], t[kk]) // the first at least t
+			w.above[j][kk] = len(ts) - i - 1
+		}
+	}
+	return w
+}
+
+// pvalues is the p-values of the statistics t against the sample: per statistic its rank
+// among the k windows', (1 + #{at least t})/(k + 1), and for the aggregate min_k p_k/w_k a
+// full conformal rank: each sample window's aggregate is recomputed with the new window among
+// its others, as the new window's is with all of them, so the k + 1 windows are scored alike
+// and, if exchangeable, the p-value (1 + #{sample aggregates ≤ the window's, ties broken by
+// T_rff})/(k + 1) is exactly valid. O(k) per window.
+func (w *windowNull) pvalues(r *Reference, t [3]float64) (p [3]float64, agg float64) {
+	inv := 1 / float64(len(w.stats)+1)
 	for kk := range p {
-		p[kk] = pk(ns.t[kk], t[kk])
+		p[kk] = pk(w.sorted[kk], t[kk])
 	}
 	q := r.minQ(p)
 	count := 0
-	for j, tj := range r.windowStats {
+	for j, tj := range w.stats {
 		var pj [3]float64
 		for kk := range pj {
-			a := r.windowAbove[j][kk]
+			a := w.above[j][kk]
 			if t[kk] >= tj[kk] {
 				a++
 			}

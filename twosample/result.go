@@ -56,7 +56,7 @@ func (r *Reference) Test(w *Window) (Result, error) {
 	}
 	res.T = r.statistics(g, make([]float64, D), make([]float64, D))
 	if r.between.Windows > 0 {
-		res.P, res.PValue = r.betweenP(res.T)
+		res.P, res.PValue = r.windows.pvalues(r, res.T)
 		res.Statistic = -numeric.Log(r.minQ(res.P))
 		return res, nil
 	}
@@ -114,7 +114,7 @@ func (res *Result) Vector() []float64 {
 // increasing inv) and the interpolation weight of the second.
 func (r *Reference) bracket(inv float64) (lo, hi int, lam float64) {
 	last := len(r.nulls) - 1
-	if last == 0 || inv >= r.nulls[last].inv {
+	if inv >= r.nulls[last].inv {
 		return last, last, 0
 	}
 	for lo = 0; r.nulls[lo+1].inv <= inv; lo++ {

@@ -188,6 +188,59 @@ func TestEmbedSequentialExample(t *testing.T) {
 	}
 }
 
+// TestEmbedWanderingExample runs the correlated-windows example of docs/drift.md: a sensor
+// whose mean wanders from window to window (an AR(1)), a reference of 300 of its past
+// windows, and a stream of 150 windows whose y spread grows by half from window 100 on. With
+// the pooled null (pooled.json) the detector (ERT 1000) alarms repeatedly over the 100
+// windows that only wander; with between_windows (spec.json) it stays quiet there, says at
+// start-up that it raised its threshold for the reference's persistence, and alarms within
+// 30 windows of the change, its change-point estimate within 10 windows of it. The files are
+// fixed, so the outcome is too (docs/drift.md quotes it).
+func TestEmbedWanderingExample(t *testing.T) {
+	dir := filepath.Join("..", "..", "examples", "wandering")
+	data, err := os.ReadFile(filepath.Join(dir, "stream.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	alarms := func(specFile string) (at []int, runs []float64, stderr string) {
+		code, stdout, stderr := runCLI(t, string(data), "embed", "--spec", filepath.Join(dir, specFile))
+		if code != 0 {
+			t.Fatalf("embed --spec %s: exit %d: %s", specFile, code, stderr)
+		}
+		lines := strings.Split(strings.TrimSpace(stdout), "\n")
+		if len(lines) != 150 {
+			t.Fatalf("embed --spec %s: %d windows, want 150", specFile, len(lines))
+		}
+		for i, line := range lines {
+			var rec struct {
+				Features map[string][]float64 `json:"features"`
+			}
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Fatal(err)
+			}
+			if seq := rec.Features["drift_seq"]; seq[3] == 1 {
+				at, runs = append(at, i), append(runs, seq[4])
+			}
+		}
+		return at, runs, stderr
+	}
+	pooled, _, _ := alarms("pooled.json")
+	between, runs, stderr := alarms("spec.json")
+	t.Logf("alarms, pooled null: %v; between_windows: %v (runs %v)", pooled, between, runs)
+	if len(pooled) < 3 || pooled[2] >= 100 {
+		t.Errorf("pooled null: alarms at %v, want at least 3 in the 100 windows that only wander (the example no longer shows the problem)", pooled)
+	}
+	if len(between) == 0 || between[0] < 100 || between[0] >= 130 {
+		t.Fatalf("between_windows: alarms at %v, want none before window 100 and the first in 100…129", between)
+	}
+	if est := float64(between[0]+1) - runs[0]; est < 90 || est > 110 {
+		t.Errorf("between_windows: change estimated at window %v, want 100 ± 10", est)
+	}
+	if !strings.Contains(stderr, "persists") || !strings.Contains(stderr, "raised") {
+		t.Errorf("between_windows: stderr %q, want the start-up warning that the threshold was raised for persistence", stderr)
+	}
+}
+
 // TestEmbedTwoSampleLabelledReference: a reference is a set file like any other, so its
 // lines may carry labels or ids (calibrate --two-sample proposes whatever set file it read
 // as the reference): the drift features are those of the same reference without them.
