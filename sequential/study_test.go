@@ -73,9 +73,9 @@ func blobs(eps float64) gen {
 	}
 }
 
-// reference builds the default two_sample collection (median heuristic, 5 bands × 20
-// frequencies) on ref.
-func reference(t *testing.T, r *rand.Rand, ref []float64) *twosample.Reference {
+// defaultMap is the default two_sample collection (median heuristic, 5 bands × 20
+// frequencies) for the reference points ref.
+func defaultMap(t *testing.T, r *rand.Rand, ref []float64) *twosample.FeatureMap {
 	t.Helper()
 	med, err := twosample.MedianBandwidth(ref, 2, 1000)
 	if err != nil {
@@ -85,7 +85,13 @@ func reference(t *testing.T, r *rand.Rand, ref []float64) *twosample.Reference {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := fm.NewReferenceBuilder()
+	return fm
+}
+
+// reference summarises ref with the default collection and the pooled-points null.
+func reference(t *testing.T, r *rand.Rand, ref []float64) *twosample.Reference {
+	t.Helper()
+	b := defaultMap(t, r, ref).NewReferenceBuilder()
 	b.Add(ref)
 	rf, err := b.Build(twosample.Config{}, normals{r})
 	if err != nil {
@@ -485,15 +491,7 @@ func batchRatio(x []float64) float64 {
 // betweenReference is reference with the between-windows null, wins its windows in order.
 func betweenReference(t *testing.T, r *rand.Rand, ref []float64, wins [][]float64) *twosample.Reference {
 	t.Helper()
-	med, err := twosample.MedianBandwidth(ref, 2, 1000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fm, err := twosample.NewFeatureMap(twosample.Center(ref, 2, 1000), twosample.DyadicBandwidths(med, 5), 20, normals{r}, math.Sincos)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := fm.NewReferenceBuilder()
+	b := defaultMap(t, r, ref).NewReferenceBuilder()
 	b.ByWindows()
 	for _, w := range wins {
 		b.Add(w)

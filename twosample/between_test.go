@@ -17,20 +17,13 @@ func betweenReference(tb testing.TB, r *rand.Rand, wins [][]float64, withPooled 
 	for _, w := range wins {
 		all = append(all, w...)
 	}
-	med, err := MedianBandwidth(all, 2, 1000)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	fm, err := NewFeatureMap(Center(all, 2, 1000), DyadicBandwidths(med, studyBands), studyFreqs, normals{r}, math.Sincos)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	b := fm.NewReferenceBuilder()
+	b := defaultFeatureMap(tb, r, all).NewReferenceBuilder()
 	b.ByWindows()
 	for _, w := range wins {
 		b.Add(w)
 		b.EndWindow()
 	}
+	var err error
 	if between, err = b.Build(Config{BetweenWindows: true}, normals{r}); err != nil {
 		tb.Fatal(err)
 	}

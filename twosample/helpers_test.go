@@ -71,6 +71,19 @@ const (
 // 1000 points, 5 dyadic bands, 20 frequencies each).
 func buildReference(tb testing.TB, r *rand.Rand, ref []float64, cfg Config) *Reference {
 	tb.Helper()
+	b := defaultFeatureMap(tb, r, ref).NewReferenceBuilder()
+	b.Add(ref)
+	rf, err := b.Build(cfg, normals{r})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return rf
+}
+
+// defaultFeatureMap is the default collection for the reference points ref: the median
+// heuristic on the first 1000, 5 dyadic bands, 20 frequencies each.
+func defaultFeatureMap(tb testing.TB, r *rand.Rand, ref []float64) *FeatureMap {
+	tb.Helper()
 	med, err := MedianBandwidth(ref, 2, 1000)
 	if err != nil {
 		tb.Fatal(err)
@@ -79,13 +92,7 @@ func buildReference(tb testing.TB, r *rand.Rand, ref []float64, cfg Config) *Ref
 	if err != nil {
 		tb.Fatal(err)
 	}
-	b := fm.NewReferenceBuilder()
-	b.Add(ref)
-	rf, err := b.Build(cfg, normals{r})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return rf
+	return fm
 }
 
 // pvalue tests the window x against the reference.
