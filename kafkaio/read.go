@@ -72,6 +72,20 @@ const (
 // records; onBad hears the records that do not decode.
 func ConsumeFeatures(ctx context.Context, c Cluster, topic string, fromBeginning bool, idle time.Duration,
 	onRecord func(Record, []schema.FeatureRecord, []string) bool, onBad func(Record, error)) error {
+	return Consume(ctx, c, topic, fromBeginning, idle, func(m Record) bool {
+		recs, cols, err := schema.DecodeFeatures(m.Value)
+		if err != nil {
+			onBad(m, err)
+			return true
+		}
+		return onRecord(m, recs, cols)
+	})
+}
+
+// Consume reads every partition of topic (no consumer group), from its oldest record or
+// from new ones, and calls fn for each record until it returns false, ctx ends, or idle
+// passes without records.
+func Consume(ctx context.Context, c Cluster, topic string, fromBeginning bool, idle time.Duration, fn func(Record) bool) error {
 	brokers := c.Brokers
 	parts, err := c.Partitions(ctx, topic)
 	if err != nil {
@@ -128,12 +142,7 @@ func ConsumeFeatures(ctx context.Context, c Cluster, topic string, fromBeginning
 		case err := <-errs:
 			return fmt.Errorf("reading %q: %w", topic, c.Explain(ctx, err, "read", fmt.Sprintf("topic %q", topic)))
 		case m := <-msgs:
-			recs, cols, err := schema.DecodeFeatures(m.Value)
-			if err != nil {
-				onBad(recordOf(m), err)
-				continue
-			}
-			if !onRecord(recordOf(m), recs, cols) {
+			if !fn(recordOf(m)) {
 				return nil
 			}
 		}

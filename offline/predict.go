@@ -48,23 +48,6 @@ func (p *Predictor) columns() []spec.Column {
 // meta is the Arrow schema metadata naming the model.
 func (p *Predictor) meta() [][2]string { return p.a.OutputMeta() }
 
-// regressionOut and classOut are the JSON-lines "prediction" object. Values are float32,
-// as in the Arrow columns, so both formats carry the same numbers.
-type regressionOut struct {
-	ModelVersion string      `json:"model_version"`
-	Value        float32     `json:"value"`
-	Interval     *[2]float32 `json:"interval,omitempty"`
-	Coverage     float64     `json:"coverage,omitempty"`
-}
-
-type classOut struct {
-	ModelVersion string             `json:"model_version"`
-	Class        string             `json:"class"`
-	Scores       map[string]float32 `json:"scores"`
-	// Probabilities are the class probabilities (link logistic).
-	Probabilities map[string]float32 `json:"probabilities,omitempty"`
-}
-
 // predict applies the model to r: the Arrow vectors (in columns() order) and the JSON object.
 func (p *Predictor) predict(r schema.FeatureRecord) ([][]float32, any, error) {
 	pr, err := p.a.Apply(r.Vectors)
@@ -74,10 +57,11 @@ func (p *Predictor) predict(r schema.FeatureRecord) ([][]float32, any, error) {
 	return p.a.OutputVectors(pr), p.jsonOut(pr), nil
 }
 
-// jsonOut is the JSON-lines "prediction" object of one output.
+// jsonOut is the JSON-lines "prediction" object of one output (schema.RegressionJSON or
+// schema.ClassificationJSON).
 func (p *Predictor) jsonOut(pr model.Output) any {
 	if p.m.Kind == model.Classification {
-		out := classOut{ModelVersion: p.m.ModelVersion, Class: pr.Class, Scores: map[string]float32{}}
+		out := schema.ClassificationJSON{ModelVersion: p.m.ModelVersion, Class: pr.Class, Scores: map[string]float32{}}
 		scoreClasses := p.m.ScoreClasses()
 		for k, s := range pr.Scores {
 			out.Scores[scoreClasses[k]] = s
@@ -90,7 +74,7 @@ func (p *Predictor) jsonOut(pr model.Output) any {
 		}
 		return out
 	}
-	out := regressionOut{ModelVersion: p.m.ModelVersion, Value: pr.Value, Interval: pr.Interval}
+	out := schema.RegressionJSON{ModelVersion: p.m.ModelVersion, Value: pr.Value, Interval: pr.Interval}
 	if pr.Interval != nil {
 		out.Coverage = p.coverage
 	}

@@ -47,7 +47,7 @@ func commands() []command {
 		{"embed", "compute features offline from JSON lines", runEmbed},
 		{"fit", "fit a model (ridge regression or classifier) on labelled sets' features", runFit},
 		{"calibrate", "propose a spec from a sample of sets, with a self-check and an HTML report", runCalibrate},
-		{"tail", "print feature records as JSON lines", runTail},
+		{"tail", "print a worker output topic (features, per-point, predictions) as JSON lines", runTail},
 		{"spec", "print the resolved spec, spec_id and output schema", runSpec},
 		{"healthcheck", "probe a worker's /healthz or /readyz (container healthcheck)", runHealthcheck},
 		{"version", "print the version", runVersion},

@@ -365,6 +365,47 @@ func TestWorkerPredictions(t *testing.T) {
 	for _, v := range []string{mL2.ModelVersion, mMMD.ModelVersion, mCls.ModelVersion} {
 		waitMetric(ctx, t, addr, fmt.Sprintf(`distfeat_predictions_total{model_version=%q} 12`, v))
 	}
+
+	// tail prints the predictions topic as JSON lines whose "prediction" objects are
+	// `embed --model`'s for the same sets, byte for byte.
+	type predLine struct {
+		Set        string          `json:"set"`
+		SpecID     string          `json:"spec_id"`
+		Prediction json.RawMessage `json:"prediction"`
+	}
+	want := map[string]string{}
+	for i, m := range []string{regL2, regMMD, cls} {
+		var in strings.Builder
+		for _, s := range phases[i] {
+			in.WriteString(s.line + "\n")
+		}
+		code, stdout, stderr := runCLI(t, in.String(), "embed", "--spec", shapesSpec, "--model", m, "--coverage", "0.8")
+		if code != 0 {
+			t.Fatalf("embed --model %s: exit %d: %s", m, code, stderr)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+			var l predLine
+			if err := json.Unmarshal([]byte(line), &l); err != nil {
+				t.Fatal(err)
+			}
+			want[l.Set] = string(l.Prediction)
+		}
+	}
+	code, stdout, stderr := runArgs(t, "tail", "--brokers", strings.Join(b.Addrs(), ","), "--topic", predictionsTopic,
+		"--from-beginning", "--max", fmt.Sprint(len(sets)), "--timeout", "30s")
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if code != 0 || len(lines) != len(sets) {
+		t.Fatalf("tail --topic %s: exit %d, %d lines (want %d): %s", predictionsTopic, code, len(lines), len(sets), stderr)
+	}
+	for _, line := range lines {
+		var l predLine
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatal(err)
+		}
+		if string(l.Prediction) != want[l.Set] || l.SpecID != sp.ID() {
+			t.Errorf("tail: set %s spec_id %s prediction %s; embed --model: %s (spec_id %s)", l.Set, l.SpecID, l.Prediction, want[l.Set], sp.ID())
+		}
+	}
 }
 
 // TestWorkerModelRefusedAtStart: a model file fitted under another spec_id, or without an

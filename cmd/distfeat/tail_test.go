@@ -22,7 +22,7 @@ func TestTailStops(t *testing.T) {
 		want string
 	}{
 		{"input topic", []string{"--topic", env.Points, "--from-beginning", "--max", "1"},
-			"is not a feature record and has no spec-id header"},
+			"is not a worker output record and has no spec-id header"},
 		{"missing topic", []string{"--topic", env.Points + ".nope", "--max", "1"}, "Unknown Topic Or Partition"},
 		{"timeout", []string{"--topic", env.Features, "--from-beginning", "--max", "1", "--timeout", "300ms"},
 			"0 of --max 1 records within --timeout 300ms"},

@@ -23,7 +23,7 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	addr := fs.String("addr", "127.0.0.1:9092", "listen `host:port`; loopback only unless --allow-remote")
 	allowRemote := fs.Bool("allow-remote", false, "allow a non-loopback --addr (a development broker: in memory, and open to anyone without --user)")
 	partitions := fs.Int("partitions", 8, "partitions per topic")
-	topics := fs.String("topics", "points,features,points.dlq", "topics to create, comma-separated (`topic,...`)")
+	topics := fs.String("topics", "points,features,points.dlq,features.predictions,models", "topics to create, comma-separated (`topic,...`): by default the worker's input, output, dead letters, predictions and a models topic")
 	dataDir := fs.String("data-dir", "", "persist the broker's log in this `dir` and reload it on restart (empty: in memory)")
 	logLevel := fs.String("log-level", "warn", "broker log level (`debug|info|warn|error`)")
 	var auth brokerAuth
