@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -96,6 +97,26 @@ func TestWorkerPointsMatchEmbed(t *testing.T) {
 				if math.Float32bits(gv[j]) != math.Float32bits(wv[j]) {
 					t.Fatalf("row %s %s[%d]: worker %v, embed %v", key(w), col, j, gv[j], wv[j])
 				}
+			}
+		}
+	}
+
+	// tail prints the per-point topic as the same rows.
+	code, stdout, stderr := runArgs(t, "tail", "--brokers", strings.Join(b.Addrs(), ","), "--topic", pointsTopic,
+		"--from-beginning", "--max", fmt.Sprint(len(want)), "--timeout", "30s")
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if code != 0 || len(lines) < len(want) {
+		t.Fatalf("tail --topic %s: exit %d, %d lines (want %d): %s", pointsTopic, code, len(lines), len(want), stderr)
+	}
+	for _, line := range lines {
+		var r schema.PointLine
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		w := byKey[key(r)]
+		for col, v := range r.Features {
+			if fmt.Sprint(v) != fmt.Sprint(w.Features[col]) || r.SpecID != w.SpecID {
+				t.Fatalf("tail: row %s column %s: %v, the topic's %v", key(r), col, v, w.Features[col])
 			}
 		}
 	}
