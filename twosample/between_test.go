@@ -59,21 +59,21 @@ func wandering(r *rand.Rand, tau float64, n int) func() []float64 {
 // with probability ⌊α(k+1)⌋/(k+1) ≤ α, the level the rate is compared with. The pooled null
 // on the wandering stream must reject at more than 2α (measured 3–4α; docs/drift.md).
 func TestBetweenWindowsNull(t *testing.T) {
-	const k, n = 100, 100
-	const kB = 70 // part B's windows: 7 of every 10
+	const n = 100
 	cases := []struct {
 		name   string
+		k      int // reference windows (part B ranks 7 of every 10)
 		R, W   int
 		window func(r *rand.Rand) func() []float64
 		pooled bool // also check that the pooled null over-rejects
 	}{
-		{"independent Gaussian windows", 10, 50, func(r *rand.Rand) func() []float64 {
+		{"independent Gaussian windows", 60, 10, 50, func(r *rand.Rand) func() []float64 {
 			return func() []float64 { return gaussian(0, 1)(r, n) }
 		}, false},
-		{"independent blobs windows", 8, 50, func(r *rand.Rand) func() []float64 {
+		{"independent blobs windows", 60, 8, 50, func(r *rand.Rand) func() []float64 {
 			return func() []float64 { return blobs(1)(r, n) }
 		}, false},
-		{"AR(1) wandering mean, τ = 0.2σ", 12, 50, func(r *rand.Rand) func() []float64 { return wandering(r, 0.2, n) }, true},
+		{"AR(1) wandering mean, τ = 0.2σ", 100, 12, 50, func(r *rand.Rand) func() []float64 { return wandering(r, 0.2, n) }, true},
 	}
 	r := rand.New(rand.NewPCG(37, 11))
 	for _, c := range cases {
@@ -83,7 +83,8 @@ func TestBetweenWindowsNull(t *testing.T) {
 			pooledRate := 0.0
 			for range c.R {
 				next := c.window(r)
-				wins := make([][]float64, k)
+				kB := int64(c.k - c.k/10*3) // part B's windows: 7 of every 10
+				wins := make([][]float64, c.k)
 				for i := range wins {
 					wins[i] = next()
 				}
@@ -109,6 +110,7 @@ func TestBetweenWindowsNull(t *testing.T) {
 				}
 			}
 			for i, a := range levels {
+				kB := float64(c.k - c.k/10*3)
 				want := math.Floor(a*(kB+1)) / (kB + 1)
 				mean, sd := meanSD(rates[i])
 				se := max(sd/math.Sqrt(float64(c.R)), math.Sqrt(want*(1-want)/float64(c.R*c.W)))
