@@ -47,16 +47,22 @@ type FeatureRecord struct {
 	Vectors [][]float32
 }
 
+// WindowLine is a window's fields in the JSON-lines forms of its feature record and its
+// prediction (FeatureLine, PredictionLine).
+type WindowLine struct {
+	Set         string `json:"set"`
+	Seq         uint64 `json:"seq"`
+	N           int64  `json:"n"`
+	WindowStart int64  `json:"window_start"`
+	WindowEnd   int64  `json:"window_end"`
+	SpecID      string `json:"spec_id"`
+}
+
 // FeatureLine is the JSON-lines form of a FeatureRecord (docs/input-output.md), written by
-// `embed` and `tail`.
+// `embed` and `tail`: the window's fields, then its features.
 type FeatureLine struct {
-	Set         string               `json:"set"`
-	Seq         uint64               `json:"seq"`
-	N           int64                `json:"n"`
-	WindowStart int64                `json:"window_start"`
-	WindowEnd   int64                `json:"window_end"`
-	SpecID      string               `json:"spec_id"`
-	Features    map[string][]float32 `json:"features"`
+	WindowLine
+	Features map[string][]float32 `json:"features"`
 }
 
 // LineFromRecord converts r to its JSON-lines form; cols names r's vectors in order (as
@@ -68,8 +74,12 @@ func LineFromRecord(r FeatureRecord, cols []string) FeatureLine {
 	for i := 0; i < n; i++ {
 		feats[cols[i]] = r.Vectors[i]
 	}
-	return FeatureLine{Set: r.Set, Seq: r.Seq, N: r.N, WindowStart: r.WindowStart, WindowEnd: r.WindowEnd,
-		SpecID: r.SpecID, Features: feats}
+	return FeatureLine{WindowLine: windowLine(r), Features: feats}
+}
+
+// windowLine is r's window fields.
+func windowLine(r FeatureRecord) WindowLine {
+	return WindowLine{Set: r.Set, Seq: r.Seq, N: r.N, WindowStart: r.WindowStart, WindowEnd: r.WindowEnd, SpecID: r.SpecID}
 }
 
 // Output encodes feature records for one spec and column layout. It is safe for concurrent

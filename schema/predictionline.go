@@ -24,18 +24,13 @@ type ClassificationJSON struct {
 // PredictionLine is the JSON-lines form of a PredictionRecord, written by `tail`: the
 // window's fields as in a FeatureLine and the "prediction" object of `embed --model`.
 type PredictionLine struct {
-	Set         string `json:"set"`
-	Seq         uint64 `json:"seq"`
-	N           int64  `json:"n"`
-	WindowStart int64  `json:"window_start"`
-	WindowEnd   int64  `json:"window_end"`
-	SpecID      string `json:"spec_id"`
-	Prediction  any    `json:"prediction"`
+	WindowLine
+	Prediction any `json:"prediction"`
 }
 
 // LineFromPrediction converts r to its JSON-lines form.
 func LineFromPrediction(r PredictionRecord) PredictionLine {
-	line := PredictionLine{Set: r.Set, Seq: r.Seq, N: r.N, WindowStart: r.WindowStart, WindowEnd: r.WindowEnd, SpecID: r.SpecID}
+	line := PredictionLine{WindowLine: WindowLine{Set: r.Set, Seq: r.Seq, N: r.N, WindowStart: r.WindowStart, WindowEnd: r.WindowEnd, SpecID: r.SpecID}}
 	if r.Classes == nil {
 		p := RegressionJSON{ModelVersion: r.ModelVersion, Value: r.Prediction, Interval: r.Interval}
 		if r.Interval != nil {
