@@ -37,7 +37,8 @@
 // evidence of consecutive windows is correlated: small excesses persist, and the CUSUM
 // climbs further than independent windows would take it. Persistent raises the threshold by
 // the evidence's persistence R = 1 + 2Σ_h ρ_h (its long-run variance over its variance,
-// measured on the reference's own windows): in the diffusion approximation of the CUSUM
+// measured by twosample on the reference's windows, the second half as a stream against the
+// first): in the diffusion approximation of the CUSUM
 // the run time depends on h/σ², and dependence multiplies σ² by R. It is an approximation,
 // measured in docs/drift.md (Correlated windows): close for K = 3, still short for K = 1.5,
 // whose run time rests on short clusters of large evidence more than on the variance.
@@ -136,7 +137,7 @@ func calibrate(ert, k float64, ranks int) (*Detector, error) {
 	// run lengths of 10¹⁵ and more, the solve loses its precision: the bracket never goes
 	// there.)
 	d := &Detector{k: k, ert: ert, ranks: ranks}
-	arl := func(scale float64) float64 { return d.arlAt(scale) }
+	arl := d.arlAt
 	hi := float64(4 * Levels)
 	if a := arl(hi); a >= ert {
 		return nil, fmt.Errorf("ert %v: with k %v the shortest run time is %.0f windows (about e^k); lower k: %w", ert, k, a, ErrConfig)
@@ -226,10 +227,7 @@ func (d *Detector) Persistent(r float64) *Detector {
 	}
 	c := *d
 	c.scale = d.scale / r
-	c.arl = math.Inf(1) // past about 10¹⁵ windows the solve loses its precision
-	if v := c.arlAt(c.scale); v > 0 && v < 1e15 {
-		c.arl = v
-	}
+	c.arl = solvable(c.arlAt(c.scale))
 	return &c
 }
 

@@ -44,7 +44,13 @@ func EvidenceSpread(m int64) float64 {
 // precision (it can even turn negative): such run times are +Inf.
 func (d *Detector) RunTimeAt(mu float64) float64 {
 	lo, pmf := pmfAt(d.k, d.scale, mu)
-	if v := chainARL(lo, pmf, Levels); v > 0 && v < 1e15 {
+	return solvable(chainARL(lo, pmf, Levels))
+}
+
+// solvable is a run time from chainARL, or +Inf past about 10¹⁵ windows, where the solve
+// loses its precision (it can even turn negative).
+func solvable(v float64) float64 {
+	if v > 0 && v < 1e15 {
 		return v
 	}
 	return math.Inf(1)

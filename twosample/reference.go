@@ -65,9 +65,9 @@ const ProposedMomentWeight = 0.25
 // MinReferencePoints is the fewest reference points Build accepts.
 const MinReferencePoints = 50
 
-// MinReferenceWindows is the fewest reference windows Build accepts with BetweenWindows: the
-// null's covariance is estimated from them (and about ten correlation times of the stream's
-// wandering are needed for it to be close; docs/drift.md).
+// MinReferenceWindows is the fewest reference windows Build accepts with BetweenWindows: 7 of
+// every 10 are ranked against (and many correlation times of the stream's wandering are
+// needed for the ranks to describe it; docs/drift.md).
 const MinReferenceWindows = 20
 
 // ErrReference is wrapped by Build's errors about the reference sample.
@@ -385,10 +385,10 @@ type Between struct {
 	Windows int64
 	// Size is the reference windows' mean size in points.
 	Size float64
-	// Persistence is the long-run variance of the reference windows' own evidence −ln p
-	// (each against the others, in arrival order) over its variance: 1 + 2Σ_h ρ_h, about 1
-	// for independent windows, larger when the stream's wandering makes evidence persist
-	// from window to window — which shortens a CUSUM's run time (docs/drift.md).
+	// Persistence is the long-run variance over the variance of the evidence −ln p of the
+	// ranked windows' second half, tested in order against their first half: 1 + 2Σ_h ρ_h,
+	// about 1 for independent windows, larger when the stream's wandering makes evidence
+	// persist from window to window — which shortens a CUSUM's run time (docs/drift.md).
 	Persistence float64
 	// PersistenceSE is its standard error for independent windows, √(2/(B−1)) for B
 	// batches (a batch-means variance is then about χ²_{B−1}/(B−1) times its mean): a
@@ -402,10 +402,10 @@ func (r *Reference) Between() Between { return r.between }
 // betweenNull makes the null of Config.BetweenWindows from part B's windows (ByWindows):
 // each is tested as Test would test a new window, against part B without the window's own
 // points (so that it is not compared with itself; sumB is part B's sums), and their
-// statistics are the null sample (windowNull.pvalues). None of their points is in part A's whitening,
-// so a new window exchangeable with them gets an exactly valid p-value whatever the stream's
-// wandering from window to window, at a resolution of 1/(k+1) (nothing is simulated; the
-// statistics' covariance is not estimated, so nothing is stretched: nullSet's est = +Inf).
+// statistics are the null sample (windowNull.pvalues). None of their points is in part A's
+// whitening, so a new window exchangeable with them gets an exactly valid p-value whatever
+// the stream's wandering from window to window, at a resolution of 1/(k+1); nothing is
+// simulated. It also measures the persistence (Between.Persistence).
 func (r *Reference) betweenNull(w *refWindows, sumB []int64) error {
 	k := int64(len(w.n))
 	switch {
@@ -423,16 +423,15 @@ func (r *Reference) betweenNull(w *refWindows, sumB []int64) error {
 	// stats is the statistics of windows lo…hi−1 of part B against the centre of windows
 	// clo…chi−1 (each without its own points when it is one of them).
 	stats := func(lo, hi, clo, chi int64) [][3]float64 {
-		csum := make([]int64, D)
-		cn := int64(0)
-		for j := clo; j < chi; j++ {
-			cn += w.n[j]
-			for i, v := range w.sum[j*int64(D) : (j+1)*int64(D)] {
-				csum[i] += v
+		csum, cn := sumB, r.mB // all of part B, with points after the last window
+		if clo != 0 || chi != k {
+			csum, cn = make([]int64, D), 0
+			for j := clo; j < chi; j++ {
+				cn += w.n[j]
+				for i, v := range w.sum[j*int64(D) : (j+1)*int64(D)] {
+					csum[i] += v
+				}
 			}
-		}
-		if clo == 0 && chi == k {
-			csum, cn = sumB, r.mB // all of part B, with points after the last window
 		}
 		ts := make([][3]float64, hi-lo)
 		for j := lo; j < hi; j++ {
@@ -531,7 +530,7 @@ func (w *windowNull) pvalues(r *Reference, t [3]float64) (p [3]float64, agg floa
 
 // batchVarianceRatio is the batch-means estimate of x's long-run variance over its variance,
 // 1 + 2Σ_h ρ_h (1 for independent values): b·Var(means of batches of b)/Var(x), b = ⌈√n⌉,
-// and the number of batches (n ≥ MinReferenceWindows gives at least 4).
+// and the number of batches (at least 2 for n ≥ 3; betweenNull's n is at least 7).
 func batchVarianceRatio(x []float64) (ratio float64, batches int) {
 	n := len(x)
 	b := int(math.Ceil(math.Sqrt(float64(n))))

@@ -44,16 +44,6 @@ func runTail(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	defer cancel()
 	n := 0
 	var wrongTopic error
-	write := func(m kafkaio.Record, line any) {
-		b, err := json.Marshal(line)
-		if err != nil {
-			fmt.Fprintf(stderr, "tail: partition %d offset %d: %v\n", m.Partition, m.Offset, err)
-			return
-		}
-		out.Write(b)
-		out.WriteByte('\n')
-		n++
-	}
 	err = kafkaio.Consume(tctx, cc, *topic, *fromBeginning, *idle, func(m kafkaio.Record) bool {
 		if wrongTopic != nil {
 			return false // stopping: records already fetched add nothing
@@ -70,7 +60,14 @@ func runTail(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return true
 		}
 		for _, l := range lines {
-			write(m, l)
+			b, err := json.Marshal(l)
+			if err != nil {
+				fmt.Fprintf(stderr, "tail: partition %d offset %d: %v\n", m.Partition, m.Offset, err)
+				continue
+			}
+			out.Write(b)
+			out.WriteByte('\n')
+			n++
 		}
 		out.Flush()
 		return *max == 0 || n < *max
